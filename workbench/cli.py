@@ -1,0 +1,182 @@
+"""``workbench``: the command line. Heavy imports (Spark, protobuf) happen inside commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from workbench import __version__
+from workbench.exceptions import WorkbenchError
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _table_arg(value: str) -> tuple[str, str]:
+    name, sep, path = value.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=PATH, got '{value}'")
+    return name, path
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from workbench import spec as spec_module
+    from workbench.replay import replay
+    from workbench.spark import session
+
+    spec = spec_module.load(args.spec) if args.spec else None
+    sql = Path(args.sql).read_text(encoding="utf-8") if args.sql else None
+    result = replay(session(), dict(args.table), args.out, sql=sql, spec=spec,
+                    rowtime_field=args.rowtime_field, rejects_path=args.rejects)
+    rejected = f", {len(result.rejects)} rejected rows in {args.rejects}" if result.rejects else ""
+    print(f"wrote {result.rows} rows to {result.out}{rejected}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from workbench.validate import validate
+
+    report = validate(args.spec)
+    print(report.render(show_sql=args.show_sql))
+    return 0
+
+
+def cmd_import_dagger(args: argparse.Namespace) -> int:
+    from workbench.dagger_import import import_properties
+
+    spec = import_properties(args.file, name=args.name)
+    text = spec.to_yaml()
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as out:
+            out.write(text)
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_schemas_list(args: argparse.Namespace) -> int:
+    from workbench.schemas import SchemaRegistry, default_registry
+
+    registry = SchemaRegistry(*default_registry().sources, *args.schemas) if args.schemas \
+        else default_registry()
+    for name in registry.messages():
+        print(name)
+    return 0
+
+
+def cmd_schemas_show(args: argparse.Namespace) -> int:
+    from workbench.schemas import SchemaRegistry, ddl, default_registry
+
+    registry = SchemaRegistry(*default_registry().sources, *args.schemas) if args.schemas \
+        else default_registry()
+    descriptor = registry.descriptor(args.message)
+    if args.json:
+        print(json.dumps([f.to_dict() for f in registry.fields(args.message)], indent=2))
+        return 0
+    print(f"{descriptor.full_name}  ({descriptor.file.name})")
+    _print_fields(registry.fields(args.message), "  ")
+    if args.ddl:
+        print(f"\nSpark DDL: {ddl(descriptor)}")
+    return 0
+
+
+def _print_fields(fields, indent: str) -> None:
+    for f in fields:
+        data = f.to_dict()
+        label = "repeated " if data.get("repeated") else ""
+        print(f"{indent}{data['number']:>3}  {data['name']}: {label}{data['type']}")
+        _print_fields(getattr(f, "children", None) or [], indent + "     ")
+
+
+def cmd_udfs(args: argparse.Namespace) -> int:
+    from workbench.udfs import UDFS
+
+    for udf in UDFS:
+        print(f"{udf.signature:<72} {udf.kind:<9} {udf.doc}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from workbench.demo import run_demo
+
+    return run_demo(events=args.events, seed=args.seed, out=args.out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench", description="Dagger Workbench: Flink-style dagger SQL on Spark.")
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("replay", help="run dagger SQL as a batch over recorded events",
+                       description="Run a spec's SQL (or a .sql file) over JSON Lines or "
+                       "Parquet recordings; write the result rows as JSON Lines.")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("spec", nargs="?", help="a dagger spec (YAML)")
+    source.add_argument("--sql", metavar="QUERY.sql", help="a file holding the dagger SQL")
+    p.add_argument("--table", action="append", type=_table_arg, required=True,
+                   metavar="NAME=PATH", help="a recording for table NAME (repeatable)")
+    p.add_argument("--rowtime-field", metavar="FIELD", default=None,
+                   help="field holding the event time: ISO-8601 or epoch ms "
+                   "(default: the spec's event_timestamp_field, else event_timestamp)")
+    p.add_argument("--out", required=True, metavar="OUT.jsonl", help="where to write rows")
+    p.add_argument("--rejects", metavar="FILE",
+                   help="write unreadable input rows here and go on (default: fail)")
+    p.set_defaults(run=cmd_replay)
+
+    p = sub.add_parser("validate", help="check a spec without running it",
+                       description="Parse the spec, resolve its messages and fields, "
+                       "translate and analyse its SQL. Exit 1 on any error.")
+    p.add_argument("spec", help="a dagger spec (YAML)")
+    p.add_argument("--show-sql", action="store_true", help="print the translated Spark SQL")
+    p.set_defaults(run=cmd_validate)
+
+    p = sub.add_parser("import-dagger", help="convert a Dagger .properties file to a spec",
+                       description="Read a Dagger job's .properties (FLINK_SQL_QUERY, STREAMS, "
+                       "SINK_*...) and print the equivalent dagger spec (YAML).")
+    p.add_argument("file", metavar="FILE.properties")
+    p.add_argument("--out", metavar="SPEC.yaml", help="write the spec here (default: stdout)")
+    p.add_argument("--name", help="dagger name (default: FLINK_JOB_ID or the file's name)")
+    p.set_defaults(run=cmd_import_dagger)
+
+    p = sub.add_parser("schemas", help="list protobuf messages or show one")
+    schemas = p.add_subparsers(dest="schemas_command", metavar="ACTION", required=True)
+    q = schemas.add_parser("list", help="list known messages")
+    q.add_argument("--schemas", action="append", default=[], metavar="PATH_OR_URL",
+                   help="extra .proto folder, descriptor set or URL (repeatable)")
+    q.set_defaults(run=cmd_schemas_list)
+    q = schemas.add_parser("show", help="show a message's fields")
+    q.add_argument("message", help="full, Java class or unique simple name")
+    q.add_argument("--schemas", action="append", default=[], metavar="PATH_OR_URL",
+                   help="extra .proto folder, descriptor set or URL (repeatable)")
+    q.add_argument("--json", action="store_true", help="print the field tree as JSON")
+    q.add_argument("--ddl", action="store_true", help="also print the Spark schema as DDL")
+    q.set_defaults(run=cmd_schemas_show)
+
+    p = sub.add_parser("udfs", help="list the dagger UDFs")
+    p.set_defaults(run=cmd_udfs)
+
+    p = sub.add_parser("demo", help="run the surge-pricing dagger on generated demo events")
+    p.add_argument("--events", type=int, default=20_000, help="bookings to generate")
+    p.add_argument("--seed", type=int, default=7, help="generator seed")
+    p.add_argument("--out", default=None, help="result file (default: under .workbench/demo)")
+    p.set_defaults(run=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except WorkbenchError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Every error the workbench raises on purpose derives from :class:`WorkbenchError`.
+
+Each subclass carries the context a user needs (spec key, SQL line/column, the
+known names) and a message that says what to do about it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class WorkbenchError(Exception):
+    """Root of the workbench's errors; ``str(err)`` is meant for the user."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """A hint naming the closest known names, or the known names when none is close."""
+    known = sorted(set(known), key=str.lower)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if not close:
+        lowered = {k.lower(): k for k in known}
+        close = [lowered[m] for m in difflib.get_close_matches(name.lower(), lowered, n=3)]
+    listing = ", ".join(known) if known else "(none)"
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    return f"{hint} Known: {listing}."
+
+
+class UnknownNameError(WorkbenchError):
+    """A stream, table, message, field, function or plugin that does not exist."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str], where: str = ""):
+        self.kind, self.name, self.known = kind, name, sorted(set(known))
+        at = f" {where}" if where else ""
+        super().__init__(f"Unknown {kind} '{name}'{at}.{did_you_mean(name, self.known)}")
+
+
+class SpecError(WorkbenchError):
+    """An invalid dagger spec; ``key`` is the dotted path of the offending key."""
+
+    def __init__(self, key: str, message: str, source: str | None = None):
+        self.key, self.source = key, source
+        origin = f"{source}: " if source else ""
+        super().__init__(f"{origin}spec key '{key}': {message}")
+
+
+class SqlError(WorkbenchError):
+    """Dagger SQL that cannot be parsed, translated or analysed.
+
+    ``line`` and ``column`` are 1-based positions in the SQL the user wrote.
+    """
+
+    def __init__(self, message: str, sql: str, line: int | None = None,
+                 column: int | None = None, length: int = 1):
+        self.reason, self.sql, self.line, self.column = message, sql, line, column
+        super().__init__(self._render(message, sql, line, column, max(length, 1)))
+
+    @staticmethod
+    def _render(message: str, sql: str, line: int | None, column: int | None,
+                length: int) -> str:
+        if line is None or column is None:
+            return message
+        lines = sql.splitlines() or [""]
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        pointer = " " * (column - 1) + "^" * min(length, max(len(text) - column + 1, 1))
+        return f"{message} Line {line}, Col: {column}.\n  {text}\n  {pointer}"
+
+
+class SchemaError(WorkbenchError):
+    """A .proto file that does not compile or a descriptor set that cannot be read."""
+
+
+class BadRecordError(WorkbenchError):
+    """Input records that cannot be read; ``rejects`` lists (source, line, error, raw)."""
+
+    def __init__(self, message: str, rejects: list[dict] | None = None):
+        self.rejects = rejects or []
+        super().__init__(message)
+
+
+class SetupError(WorkbenchError):
+    """A missing tool, jar or service the workbench needs, with how to get it."""

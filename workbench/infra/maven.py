@@ -1,0 +1,71 @@
+"""Fetch Maven artifacts (with their dependencies) into a project-local folder.
+
+Resolution is Maven's own (``mvn dependency:copy-dependencies`` over a generated
+pom), so transitive dependencies, exclusions and version conflicts behave as in
+any Maven build. A folder is fetched once: a stamp file records what it holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from workbench.exceptions import SetupError
+from workbench.paths import subdir
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.workbench</groupId><artifactId>fetch</artifactId><version>0</version>
+  <packaging>pom</packaging>
+  <dependencies>
+{deps}
+  </dependencies>
+</project>
+"""
+_DEP = """    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>
+      <exclusions>{excl}</exclusions></dependency>"""
+_EXCL = "<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
+
+
+def _dependency(coordinate: str, exclude: Sequence[str]) -> str:
+    parts = coordinate.split(":")
+    if len(parts) != 3:
+        raise SetupError(f"Maven coordinate '{coordinate}' must be group:artifact:version.")
+    excl = "".join(_EXCL.format(g=escape(e.split(":")[0]), a=escape(e.split(":")[1]))
+                   for e in exclude)
+    g, a, v = (escape(p) for p in parts)
+    return _DEP.format(g=g, a=a, v=v, excl=excl)
+
+
+def fetch(name: str, coordinates: Sequence[str], exclude: Sequence[str] = (),
+          transitive: bool = True) -> list[Path]:
+    """Jars of ``coordinates`` (and, if ``transitive``, their runtime dependencies).
+
+    ``exclude`` lists ``group:artifact`` pairs left out everywhere (e.g. jars Spark ships).
+    Returns the jar paths in ``<home>/jars/<name>``; fetches only when missing or changed.
+    """
+    folder = subdir("jars") / name
+    key = hashlib.sha256(repr((list(coordinates), list(exclude), transitive)).encode()).hexdigest()
+    stamp = folder / ".fetched"
+    if stamp.exists() and stamp.read_text() == key:
+        return sorted(folder.glob("*.jar"))
+    if shutil.which("mvn") is None:
+        raise SetupError("Maven ('mvn') is needed to fetch jars: install it (apt-get install maven).")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    pom = folder / "pom.xml"
+    excludes = list(exclude) if transitive else ["*:*"]
+    pom.write_text(_POM.format(deps="\n".join(_dependency(c, excludes) for c in coordinates)))
+    cmd = ["mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+           f"-DoutputDirectory={folder}", "-DincludeScope=runtime"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+        raise SetupError(f"Could not fetch {', '.join(coordinates)} from Maven:\n" + "\n".join(tail))
+    pom.unlink()
+    stamp.write_text(key)
+    return sorted(folder.glob("*.jar"))

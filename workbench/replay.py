@@ -1,0 +1,104 @@
+"""``workbench replay``: run dagger SQL as a batch over recordings of decoded messages.
+
+It uses the same translation and plan builder as the streaming job, so its rows are
+the rows the streaming job emits for the same events once every window is final.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench import engine
+from workbench.exceptions import BadRecordError
+from workbench.sources import bounded
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from workbench.spec import DaggerSpec
+
+DEFAULT_ROWTIME_FIELD = "event_timestamp"
+
+
+@dataclass
+class ReplayResult:
+    rows: int
+    out: Path
+    rejects: list[dict] = field(default_factory=list)
+    spark_sql: str = ""
+
+
+def replay(spark: SparkSession, tables: Mapping[str, str], out: str | Path, *,
+           sql: str | None = None, spec: DaggerSpec | None = None,
+           rowtime_field: str | None = None, rejects_path: str | Path | None = None
+           ) -> ReplayResult:
+    """Run ``sql`` (or ``spec``'s SQL) over ``tables`` (table → recording path).
+
+    Rows that cannot be read fail the run, unless ``rejects_path`` is given: then
+    they are written there (file, line, error, raw) and the run goes on without them.
+    """
+    if (sql is None) == (spec is None):
+        raise ValueError("give exactly one of sql or spec")
+    schemas, fields = _stream_schemas(spec, rowtime_field)
+    inputs, rejects = [], []
+    for table, path in tables.items():
+        event_field = fields.get(table, rowtime_field or DEFAULT_ROWTIME_FIELD)
+        recording = bounded.read(spark, path, schemas.get(table), event_field)
+        frame, untimed = _split_untimed(recording.frame, event_field, path)
+        inputs.append(engine.Input(table, frame, event_field))
+        rejects += [{"table": table, **r} for r in recording.rejects + untimed]
+    _handle_rejects(rejects, rejects_path)
+    plan = engine.build(spark, spec.sql if spec else sql or "", inputs, job="replay",
+                        rowtime=spec.rowtime_attribute if spec else "rowtime")
+    from workbench.results import write_jsonl
+
+    rows = write_jsonl(plan.result, out)
+    return ReplayResult(rows, Path(out), rejects, plan.translation.sql)
+
+
+def _split_untimed(frame, event_field: str, path: str) -> tuple[object, list[dict]]:
+    """Rows without a readable event time are rejects too: windows cannot place them."""
+    from pyspark.sql import functions as F
+
+    from workbench.rowtime import event_time
+
+    ts = event_time(frame, event_field)
+    columns = [F.col(f"`{c}`") for c in frame.columns]
+    missing = frame.where(ts.isNull()).select(F.to_json(F.struct(*columns)).alias("raw"))
+    rows = missing.limit(bounded.MAX_REJECTS).collect()
+    error = f"no readable event time in field '{event_field}'"
+    rejects = [{"file": path, "line": None, "error": error, "raw": r["raw"]} for r in rows]
+    return (frame.where(ts.isNotNull()) if rejects else frame), rejects
+
+
+def _stream_schemas(spec: DaggerSpec | None, rowtime_field: str | None
+                    ) -> tuple[dict, dict[str, str]]:
+    if spec is None:
+        return {}, {}
+    from workbench.streams import resolve
+
+    resolved = resolve(spec)
+    schemas = {r.spec.table: r.schema for r in resolved}
+    fields = {r.spec.table: rowtime_field or r.spec.event_timestamp_field for r in resolved}
+    return schemas, fields
+
+
+def _handle_rejects(rejects: list[dict], rejects_path: str | Path | None) -> None:
+    if not rejects:
+        return
+    if rejects_path is None:
+        shown = "\n".join(f"  {r['file']}:{r['line'] or '?'}: {r['error']}"
+                           for r in rejects[:10])
+        more = f"\n  ... and {len(rejects) - 10} more" if len(rejects) > 10 else ""
+        raise BadRecordError(f"{len(rejects)} input row(s) cannot be read:\n{shown}{more}\n"
+                             "Fix them, or pass --rejects FILE to set them aside and go on.",
+                             rejects)
+    path = Path(rejects_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for reject in rejects:
+            out.write(json.dumps(reject) + "\n")

@@ -1,0 +1,1 @@
+"""Sinks, registered by name in :data:`workbench.sinks.registry.SINKS`."""

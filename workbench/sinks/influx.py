@@ -1,0 +1,45 @@
+"""InfluxDB sink configuration (v1 and v2 write APIs), with Dagger's row convention.
+
+Rows map to points: ``window_timestamp`` is the point time, ``tag_*`` columns are
+tags keeping the prefix, ``label_*`` columns are tags without it, other non-null
+columns are fields.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import model_validator
+
+from workbench.sinks.registry import SINKS, SinkConfig
+
+
+class InfluxConfig(SinkConfig):
+    type: Literal["influx"] = "influx"
+    url: str = "http://127.0.0.1:8086"
+    measurement: str
+    api: Literal[1, 2] = 2
+    # v2 (InfluxDB 2.x/3.x, VictoriaMetrics)
+    token: str | None = None
+    org: str | None = None
+    bucket: str | None = None
+    # v1 (InfluxDB 1.x)
+    username: str | None = None
+    password: str | None = None
+    database: str | None = None
+    retention_policy: str | None = None
+    time_column: str = "window_timestamp"
+    batch_size: int = 5000
+    flush_interval_ms: int = 1000
+    retries: int = 5
+
+    @model_validator(mode="after")
+    def _api_keys(self) -> InfluxConfig:
+        if self.api == 1 and not self.database:
+            raise ValueError("the v1 API (api: 1) needs 'database'")
+        if self.api == 2 and not self.bucket:
+            raise ValueError("the v2 API (api: 2) needs 'bucket' (and 'org', 'token' if secured)")
+        return self
+
+
+SINKS.add("influx", InfluxConfig)

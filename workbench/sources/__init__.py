@@ -1,0 +1,1 @@
+"""Sources of stream tables: bounded recordings (JSON Lines, Parquet) and Kafka."""

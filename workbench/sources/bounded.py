@@ -1,0 +1,115 @@
+"""Bounded sources: recordings of decoded messages in JSON Lines or Parquet.
+
+A JSON Lines row that does not parse (or does not fit the message's schema) is a
+*reject*: reported with its file and line number, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench.exceptions import SetupError, UnknownNameError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+CORRUPT = "_corrupt_record"
+MAX_REJECTS = 10_000
+
+
+@dataclass
+class Recording:
+    frame: DataFrame
+    rejects: list[dict] = field(default_factory=list)
+
+
+Reader = Callable[["SparkSession", str, "StructType | None", str], Recording]
+READERS: dict[str, Reader] = {}
+
+
+def reader(name: str) -> Callable[[Reader], Reader]:
+    def add(fn: Reader) -> Reader:
+        READERS[name] = fn
+        return fn
+    return add
+
+
+def detect(path: str) -> str:
+    """The format of a recording, from its name (a folder: from the files in it)."""
+    p = Path(path)
+    names = [p.name] if not p.is_dir() else [c.name for c in p.iterdir() if c.is_file()]
+    for name in names:
+        if ".parquet" in name:
+            return "parquet"
+        if any(ext in name for ext in (".jsonl", ".json", ".ndjson")):
+            return "jsonl"
+    raise UnknownNameError("recording format", p.suffix or path, READERS,
+                           where="(name files *.jsonl, *.json or *.parquet)")
+
+
+def read(spark: SparkSession, path: str, schema: StructType | None = None,
+         event_time_field: str = "event_timestamp") -> Recording:
+    if not Path(path).exists():
+        raise SetupError(f"No recording at '{path}': give an existing file or folder.")
+    return READERS[detect(path)](spark, path, schema, event_time_field)
+
+
+@reader("parquet")
+def read_parquet(spark: SparkSession, path: str, schema: StructType | None,
+                 event_time_field: str) -> Recording:
+    return Recording(spark.read.parquet(path))
+
+
+@reader("jsonl")
+def read_jsonl(spark: SparkSession, path: str, schema: StructType | None,
+               event_time_field: str) -> Recording:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    reader_ = spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord",
+                                                             CORRUPT)
+    if schema is not None:
+        fields = [StructField(f.name, StringType()) if f.name == event_time_field else f
+                  for f in schema.fields]
+        reader_ = reader_.schema(StructType([*fields, StructField(CORRUPT, StringType())]))
+    frame = reader_.json(path)
+    if CORRUPT not in frame.columns:
+        return Recording(frame)
+    bad = (frame.where(F.col(CORRUPT).isNotNull())
+           .select(CORRUPT, F.input_file_name().alias("file"), *frame.columns[:1])
+           .limit(MAX_REJECTS).collect())
+    good = frame.where(F.col(CORRUPT).isNull()).drop(CORRUPT)
+    return Recording(good, _locate(bad, schema is not None))
+
+
+def _locate(bad: list, typed: bool) -> list[dict]:
+    """Rejects with their line numbers, found by scanning the files that hold them."""
+    by_file: dict[str, set[str]] = {}
+    for row in bad:
+        by_file.setdefault(row["file"], set()).add(row[CORRUPT])
+    rejects = []
+    for file, texts in by_file.items():
+        local = file.removeprefix("file://")
+        with open(local, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, start=1):
+                text = line.rstrip("\n").rstrip("\r")
+                if text in texts:
+                    rejects.append({"file": local, "line": number, "error": _why(text, typed),
+                                    "raw": text})
+    return rejects
+
+
+def _why(text: str, typed: bool) -> str:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        return f"not valid JSON: {err.msg} at column {err.colno}"
+    if not isinstance(value, dict):
+        return "not a JSON object (each line must be one message as an object)"
+    return "a value does not have the type the message schema expects" if typed \
+        else "cannot be read with the other rows' schema"

@@ -1,0 +1,73 @@
+"""The one place a SparkSession is made: jars, configuration, UDF registration.
+
+Jars must be on ``spark.jars`` before the JVM starts, so every jar the workbench
+needs is gathered here from the providers in :data:`JAR_PROVIDERS`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: "module:function" returning a list of jar paths; called before the session starts.
+JAR_PROVIDERS: list[str] = [
+    "workbench.udfs.jvm:udf_jars",
+    "workbench.infra.connectors:connector_jars",
+]
+
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+}
+
+
+def _provider(spec: str) -> Callable[[], list[Path]]:
+    module, _, name = spec.partition(":")
+    return getattr(import_module(module), name)
+
+
+def jars() -> list[str]:
+    return [str(path) for spec in JAR_PROVIDERS for path in _provider(spec)()]
+
+
+def session(master: str | None = None, app_name: str = "dagger-workbench",
+            conf: Mapping[str, str] | None = None) -> SparkSession:
+    """The active session, or a new one with the workbench's jars and UDFs.
+
+    ``master`` defaults to ``$WORKBENCH_SPARK_MASTER`` or ``local[2]``.
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", _python()))
+    builder = SparkSession.builder.appName(app_name).master(
+        master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"))
+    settings = {**DEFAULT_CONF, "spark.jars": ",".join(jars()), **(conf or {})}
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("WORKBENCH_SPARK_LOG_LEVEL", "ERROR"))
+    from workbench.udfs import UDFS
+
+    UDFS.register_all(spark)
+    return spark
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable

@@ -1,0 +1,254 @@
+"""DaggerSpec: the one YAML file that fully describes a dagger job.
+
+``load(path)`` reads and validates a spec; every problem is reported as a
+:class:`~workbench.exceptions.SpecError` naming the key (``streams[0].topics``)
+and what is expected there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from workbench.durations import to_millis
+from workbench.exceptions import SpecError, UnknownNameError
+from workbench.sinks.registry import SINKS, SinkConfig
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StreamSpec(_Model):
+    """One input stream: a Kafka topic (list or regex) decoded as one protobuf message."""
+
+    table: str = Field(description="table name the SQL uses")
+    message: str = Field(description="protobuf message name (full name, Java class or unique)")
+    cluster: str = Field("local", description="Kafka cluster name, for people")
+    bootstrap_servers: str = "127.0.0.1:9092"
+    topics: list[str] | None = None
+    topic_pattern: str | None = Field(None, description="regex of topics (Dagger's style)")
+    event_timestamp_field: str = "event_timestamp"
+    group_id: str | None = None
+    starting_offsets: str | dict[str, dict[str, int]] = "latest"
+    max_offsets_per_trigger: int | None = Field(None, gt=0)
+    kafka_options: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("table")
+    @classmethod
+    def _table_name(cls, value: str) -> str:
+        if not _TABLE.match(value):
+            raise ValueError("a table name is letters, digits and '_', not starting with a digit")
+        return value
+
+    @field_validator("topic_pattern")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as err:
+                raise ValueError(f"not a valid regular expression: {err}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_topic_form(self) -> StreamSpec:
+        if bool(self.topics) == bool(self.topic_pattern):
+            raise ValueError("give exactly one of 'topics' (a list) or 'topic_pattern' (a regex)")
+        return self
+
+
+class DeadLetterSpec(_Model):
+    """Where undecodable records go: a Parquet folder or a Kafka topic."""
+
+    type: Literal["parquet", "kafka"] = "parquet"
+    path: str | None = None
+    topic: str | None = None
+    bootstrap_servers: str | None = None
+
+
+class DaggerSpec(_Model):
+    name: str
+    team: str = "default"
+    description: str = ""
+    streams: list[StreamSpec] = Field(min_length=1, max_length=2)
+    sql: str
+    rowtime_attribute: str = "rowtime"
+    watermark_delay: str | int = "10s"
+    trigger_interval: str | int = "10s"
+    emit: Literal["final", "updates"] = "final"
+    sinks: list[SinkConfig] = Field(default_factory=list)
+    dead_letter: DeadLetterSpec = Field(default_factory=DeadLetterSpec)
+    checkpoint: str | None = None
+    schemas: list[str] = Field(default_factory=list, description="extra .proto folders, "
+                               "descriptor-set files or URLs")
+    spark_conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _job_name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("a dagger name is letters, digits, '-' and '_', "
+                             "starting with a letter")
+        return value
+
+    @field_validator("watermark_delay", "trigger_interval")
+    @classmethod
+    def _duration(cls, value: str | int) -> str | int:
+        to_millis(value)
+        return value
+
+    @field_validator("sinks", mode="before")
+    @classmethod
+    def _sinks(cls, value: Any) -> list[SinkConfig]:
+        if not isinstance(value, list):
+            raise ValueError("expected a list of sinks, each with a 'type'")
+        return [_sink(item, i) for i, item in enumerate(value)]
+
+    @model_validator(mode="after")
+    def _distinct_tables(self) -> DaggerSpec:
+        tables = [s.table for s in self.streams]
+        if len(set(tables)) != len(tables):
+            raise ValueError(f"stream tables must differ, got {tables}")
+        return self
+
+    @property
+    def watermark_delay_ms(self) -> int:
+        return to_millis(self.watermark_delay)
+
+    @property
+    def trigger_interval_ms(self) -> int:
+        return to_millis(self.trigger_interval)
+
+    def stream(self, table: str) -> StreamSpec:
+        for stream in self.streams:
+            if stream.table == table:
+                return stream
+        raise UnknownNameError("stream", table, [s.table for s in self.streams])
+
+    def to_yaml(self) -> str:
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        if self.sinks:
+            data["sinks"] = [s.model_dump(mode="json", exclude_defaults=True) | {"type": s.type}
+                             for s in self.sinks]
+        return yaml.safe_dump(_ordered(data), sort_keys=False, allow_unicode=True, width=100)
+
+
+class _SinkError(ValueError):
+    def __init__(self, index: int, err: ValidationError | UnknownNameError,
+                 model: type[SinkConfig] | None = None):
+        self.index, self.err, self.model = index, err, model
+        super().__init__(str(err))
+
+
+def _sink(item: Any, index: int) -> SinkConfig:
+    if isinstance(item, SinkConfig):
+        return item
+    if not isinstance(item, dict) or "type" not in item:
+        raise ValueError(f"sink {index} needs a 'type', one of {', '.join(SINKS.names())}")
+    try:
+        model = SINKS.config_model(str(item["type"]))
+    except UnknownNameError as err:
+        raise _SinkError(index, err) from None
+    try:
+        return model.model_validate(item)
+    except ValidationError as err:
+        raise _SinkError(index, err, model) from None
+
+
+_KEY_ORDER = ["name", "team", "description", "streams", "sql"]
+
+
+def _ordered(data: dict) -> dict:
+    first = {k: data[k] for k in _KEY_ORDER if k in data}
+    return first | {k: v for k, v in data.items() if k not in first}
+
+
+def parse(data: Any, source: str | None = None) -> DaggerSpec:
+    """Validate a mapping (already read from YAML) into a :class:`DaggerSpec`."""
+    if not isinstance(data, dict):
+        raise SpecError("(top)", "a spec is a YAML mapping of keys such as name, streams, sql",
+                        source)
+    try:
+        return DaggerSpec.model_validate(data)
+    except ValidationError as err:
+        raise _spec_error(err, source) from None
+
+
+def load(path: str | Path) -> DaggerSpec:
+    path = Path(path)
+    if not path.exists():
+        raise SpecError("(file)", f"no such file '{path}'", str(path))
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise SpecError("(file)", f"not valid YAML: {err}", str(path)) from None
+    return parse(data, str(path))
+
+
+def _spec_error(err: ValidationError, source: str | None) -> SpecError:
+    problems = [_problem(e) for e in err.errors()]
+    key, message = problems[0]
+    if len(problems) > 1:
+        message += "".join(f"\n  - spec key '{k}': {m}" for k, m in problems[1:])
+    return SpecError(key, message, source)
+
+
+def _problem(error: dict) -> tuple[str, str]:
+    loc = list(error["loc"])
+    ctx_err = (error.get("ctx") or {}).get("error")
+    if isinstance(ctx_err, _SinkError):
+        return _sink_problem(loc, ctx_err)
+    return _key(loc), _explain(error, loc, DaggerSpec)
+
+
+def _sink_problem(loc: list, err: _SinkError) -> tuple[str, str]:
+    prefix = [*loc, err.index]
+    if isinstance(err.err, UnknownNameError):
+        return _key([*prefix, "type"]), str(err.err)
+    found = [(_key(prefix + list(sub["loc"])), _explain(sub, list(sub["loc"]), err.model))
+             for sub in err.err.errors()]
+    key, message = found[0]
+    return key, message + "".join(f"\n  - spec key '{k}': {m}" for k, m in found[1:])
+
+
+def _key(loc: list) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top)"
+
+
+def _explain(error: dict, loc: list, model: type[BaseModel] | None) -> str:
+    kind, msg = error["type"], error["msg"]
+    if kind == "extra_forbidden":
+        known = _known_keys(model, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        return f"unknown key.{hint} Known keys here: {', '.join(known)}."
+    if kind == "missing":
+        return "required key is missing."
+    msg = msg.removeprefix("Value error, ")
+    return f"{msg} (got {error['input']!r})." if kind != "value_error" else f"{msg}."
+
+
+def _known_keys(model: type[BaseModel] | None, loc: list) -> list[str]:
+    for part in loc:
+        if model is None or isinstance(part, int):
+            continue
+        annotation = model.model_fields[part].annotation
+        model = next((a for a in getattr(annotation, "__args__", (annotation,))
+                      if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if model is None:  # list[...] of models
+            args = getattr(annotation, "__args__", ())
+            model = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)),
+                         None)
+    return sorted(model.model_fields) if model else []

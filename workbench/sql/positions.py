@@ -1,0 +1,42 @@
+"""Where a node or a name stands in the SQL the user wrote (1-based line and column)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import TokenError
+
+
+@dataclass(frozen=True)
+class Position:
+    line: int
+    column: int
+    length: int = 1
+
+
+def of(node: exp.Expression) -> Position | None:
+    """The position sqlglot recorded for ``node`` (or its name identifier)."""
+    for candidate in (node, node.args.get("this")):
+        meta = getattr(candidate, "meta", None) or {}
+        if "line" in meta and "col" in meta:
+            length = meta.get("end", 0) - meta.get("start", 0) + 1
+            return Position(meta["line"], meta["col"] - length + 1, length)
+    return None
+
+
+def locate(sql: str, name: str, followed_by: str | None = None) -> Position | None:
+    """The first token spelling ``name`` (case-insensitive), optionally followed by a token."""
+    try:
+        tokens = sqlglot.tokenize(sql, read="spark")
+    except TokenError:
+        return None
+    for i, token in enumerate(tokens):
+        if token.text.lower() != name.lower():
+            continue
+        if followed_by and (i + 1 >= len(tokens) or tokens[i + 1].text != followed_by):
+            continue
+        length = token.end - token.start + 1
+        return Position(token.line, token.col - length + 1, length)
+    return None

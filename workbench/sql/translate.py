@@ -1,0 +1,99 @@
+"""Translate dagger SQL (Flink style) into Spark SQL, one pipeline for every mode.
+
+Preview, replay and production all run the SQL this module returns, so what an
+analyst previews is what the streaming job computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from workbench.sql import functions, laterals, names, windows
+from workbench.sql.dialect import dagger_dialect
+from workbench.sql.parse import parse
+
+
+@dataclass(frozen=True)
+class Translation:
+    source: str                 # the dagger SQL as written
+    sql: str                    # the Spark SQL to run
+    tables: list[str]           # stream tables the query reads, in order of use
+    views: dict[str, str] = field(default_factory=dict)  # table → view name used in ``sql``
+
+
+def translate(sql: str, tables: Mapping[str, Any] | Iterable[str],
+              views: Mapping[str, str] | None = None) -> Translation:
+    """Spark SQL for ``sql`` over ``tables``.
+
+    ``tables`` maps each stream table to its Spark schema (a ``StructType``, used to
+    tell arrays of rows from arrays of values in UNNEST) or is just the table names.
+    ``views`` renames tables to the temp-view names the plan registers.
+    """
+    schemas = dict(tables) if isinstance(tables, Mapping) else {t: None for t in tables}
+    views = dict(views) if views is not None else {t: t for t in schemas}
+    tree = parse(sql)
+    used = names.check_and_rename(tree, sql, views)
+    functions.check_names(tree, sql)
+    originals = _unaliased_projections(tree)
+    windows.rewrite(tree, sql)
+    laterals.rewrite(tree, sql, _element_fields(tree, schemas, views))
+    functions.rewrite(tree, sql)
+    _keep_names(originals)
+    return Translation(sql, tree.sql(dialect=dagger_dialect()), used, views)
+
+
+def _unaliased_projections(tree: exp.Expression) -> list[tuple[exp.Select, int, str]]:
+    dialect = dagger_dialect()
+    found = []
+    for select in tree.find_all(exp.Select):
+        for i, projection in enumerate(select.expressions):
+            if not isinstance(projection, exp.Alias | exp.Column | exp.Star):
+                text = projection.sql(dialect=dialect, normalize_functions=False)
+                found.append((select, i, text))
+    return found
+
+
+def _keep_names(originals: list[tuple[exp.Select, int, str]]) -> None:
+    """A rewritten projection keeps the name its original expression would have had."""
+    dialect = dagger_dialect()
+    for select, i, text in originals:
+        projection = select.expressions[i]
+        if projection.sql(dialect=dialect, normalize_functions=False) != text:
+            projection.replace(exp.alias_(projection, exp.to_identifier(text, quoted=True)))
+
+
+def _element_fields(tree: exp.Expression, schemas: Mapping[str, Any],
+                    views: Mapping[str, str]) -> laterals.ElementFields:
+    by_view = {view.lower(): schemas.get(table) for table, view in views.items()}
+    aliases = {t.alias_or_name.lower(): by_view.get(t.name.lower())
+               for t in tree.find_all(exp.Table)}
+
+    def answer(parts: list[str]) -> list[str] | None:
+        head = parts[0].lower()
+        if head in aliases and len(parts) > 1:
+            return _row_fields(aliases[head], parts[1:])
+        found = [f for f in (_row_fields(s, parts) for s in by_view.values()) if f is not None]
+        return found[0] if len(found) == 1 else None
+
+    return answer
+
+
+def _row_fields(schema: Any, path: list[str]) -> list[str] | None:
+    from pyspark.sql.types import ArrayType, StructType
+
+    node = schema
+    for part in path:
+        if not isinstance(node, StructType):
+            return None
+        match = [f for f in node.fields if f.name.lower() == part.lower()]
+        if not match:
+            return None
+        node = match[0].dataType
+    if not isinstance(node, ArrayType):
+        return None
+    element = node.elementType
+    return [f.name for f in element.fields] if isinstance(element, StructType) else []

@@ -1,0 +1,58 @@
+"""A spec's streams resolved against the schema registry: message, Spark schema, event time.
+
+Resolution checks what can be checked without Kafka: the message exists, and its
+event-timestamp field exists and can hold a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.exceptions import SpecError, UnknownNameError
+
+if TYPE_CHECKING:
+    from workbench.schemas import SchemaRegistry
+    from workbench.spec import DaggerSpec, StreamSpec
+
+_TIME_TYPES = {"google.protobuf.Timestamp"}
+
+
+@dataclass(frozen=True)
+class ResolvedStream:
+    spec: StreamSpec
+    message: str          # full protobuf name
+    schema: Any           # pyspark StructType, as from_protobuf decodes it
+
+
+def registry_for(spec: DaggerSpec) -> SchemaRegistry:
+    from workbench.schemas import SchemaRegistry, default_registry
+
+    if not spec.schemas:
+        return default_registry()
+    return SchemaRegistry(*default_registry().sources, *spec.schemas)
+
+
+def resolve(spec: DaggerSpec, registry: SchemaRegistry | None = None) -> list[ResolvedStream]:
+    registry = registry or registry_for(spec)
+    return [_resolve(i, stream, registry) for i, stream in enumerate(spec.streams)]
+
+
+def _resolve(index: int, stream: StreamSpec, registry: SchemaRegistry) -> ResolvedStream:
+    from workbench.schemas import spark_schema
+
+    key = f"streams[{index}]"
+    try:
+        descriptor = registry.descriptor(stream.message)
+    except UnknownNameError as err:
+        raise SpecError(f"{key}.message", str(err)) from None
+    field = descriptor.fields_by_name.get(stream.event_timestamp_field)
+    if field is None:
+        known = UnknownNameError("field", stream.event_timestamp_field,
+                                 [f.name for f in descriptor.fields])
+        raise SpecError(f"{key}.event_timestamp_field", f"{known} (in {descriptor.full_name})")
+    if field.message_type is not None and field.message_type.full_name not in _TIME_TYPES:
+        raise SpecError(f"{key}.event_timestamp_field",
+                        f"'{field.name}' is a {field.message_type.full_name}; the event time "
+                        "must be a google.protobuf.Timestamp (or epoch milliseconds)")
+    return ResolvedStream(stream, descriptor.full_name, spark_schema(descriptor))

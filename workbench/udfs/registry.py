@@ -1,0 +1,138 @@
+"""The UDF registry: every Dagger function, by name, and how Spark runs it.
+
+Two shapes of function:
+
+* :class:`JvmFunction` -- a Java class compiled into the workbench UDF jar and
+  registered on the session (``spark.udf.registerJavaFunction``); no Python in the
+  hot loop.
+* :class:`Rewrite` -- the call is rewritten, at translation time, into built-in Spark
+  SQL (a template over the arguments), so Catalyst compiles it and streaming
+  supports it (aggregates such as ``DistinctCount`` become ``size(collect_set(x))``).
+
+A module registers its functions with ``UDFS.add(...)`` at import; third-party
+packages register through the ``workbench.udfs`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Literal
+
+from workbench.exceptions import UnknownNameError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from sqlglot import exp
+
+Kind = Literal["scalar", "aggregate", "table"]
+
+
+@dataclass(frozen=True)
+class Udf:
+    name: str
+    params: tuple[str, ...]
+    returns: str
+    doc: str
+    kind: Kind = "scalar"
+    optional: int = 0  # how many trailing params may be omitted
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(self.params)}) -> {self.returns}"
+
+    def arity_ok(self, n: int) -> bool:
+        return len(self.params) - self.optional <= n <= len(self.params)
+
+    def register(self, spark: SparkSession) -> None:
+        """Make the function callable on ``spark`` (rewrites need nothing)."""
+
+    def rewrite(self, args: list[exp.Expression]) -> exp.Expression | None:
+        """Spark SQL for a call with ``args``, or None when Spark calls it by name."""
+        return None
+
+
+@dataclass(frozen=True)
+class JvmFunction(Udf):
+    java_class: str = ""
+
+    def register(self, spark: SparkSession) -> None:
+        from pyspark.sql.types import _parse_datatype_string
+
+        spark.udf.registerJavaFunction(self.name, self.java_class,
+                                       _parse_datatype_string(self.returns))
+
+
+@dataclass(frozen=True)
+class Rewrite(Udf):
+    """``template`` is Spark SQL with ``{0}``, ``{1}``... for the arguments,
+    or a callable building the expression from the argument expressions."""
+
+    template: str | Callable[[list[exp.Expression]], exp.Expression] = ""
+    _parsed: list = field(default_factory=list, compare=False, repr=False)
+
+    def rewrite(self, args: list[exp.Expression]) -> exp.Expression:
+        if callable(self.template):
+            return self.template(args)
+        return substitute(self.template, args)
+
+
+def substitute(template: str, args: list[exp.Expression]) -> exp.Expression:
+    """Parse ``template`` once per call shape and put copies of ``args`` in its holes."""
+    import sqlglot
+    from sqlglot import exp
+
+    holes = template.format(*(f"__arg{i}__" for i in range(len(args))))
+    tree = sqlglot.parse_one(holes, read="spark")
+
+    def fill(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column) and not node.table and node.name.startswith("__arg"):
+            return exp.paren(args[int(node.name[5:-2])].copy(), copy=False)
+        return node
+
+    return tree.transform(fill)
+
+
+class UdfRegistry:
+    def __init__(self) -> None:
+        self._udfs: dict[str, Udf] = {}
+        self._plugins_loaded = False
+
+    def add(self, udf: Udf) -> Udf:
+        self._udfs[udf.name.lower()] = udf
+        return udf
+
+    def _load(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        from workbench.udfs import builtin  # noqa: F401  (registers the built-ins)
+
+        for ep in entry_points(group="workbench.udfs"):
+            ep.load()
+
+    def get(self, name: str) -> Udf | None:
+        self._load()
+        return self._udfs.get(name.lower())
+
+    def require(self, name: str) -> Udf:
+        udf = self.get(name)
+        if udf is None:
+            raise UnknownNameError("function", name, self.names())
+        return udf
+
+    def names(self) -> list[str]:
+        self._load()
+        return sorted((u.name for u in self._udfs.values()), key=str.lower)
+
+    def __iter__(self) -> Iterator[Udf]:
+        self._load()
+        return iter(sorted(self._udfs.values(), key=lambda u: u.name.lower()))
+
+    def register_all(self, spark: SparkSession) -> None:
+        for udf in self:
+            udf.register(spark)
+
+
+UDFS = UdfRegistry()

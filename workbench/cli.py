@@ -99,6 +99,13 @@ def cmd_udfs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_setup(args: argparse.Namespace) -> int:
+    from workbench.infra.setup import prepare
+
+    prepare()
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from workbench.demo import run_demo
 
@@ -158,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("udfs", help="list the dagger UDFs")
     p.set_defaults(run=cmd_udfs)
+
+    p = sub.add_parser("setup", help="fetch jars, build the UDF jar, compile schemas",
+                       description="Prepare everything a first run needs (idempotent).")
+    p.set_defaults(run=cmd_setup)
 
     p = sub.add_parser("demo", help="run the surge-pricing dagger on generated demo events")
     p.add_argument("--events", type=int, default=20_000, help="bookings to generate")

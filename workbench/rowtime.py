@@ -36,5 +36,4 @@ def event_time(df: DataFrame, field: str) -> Column:
 def with_rowtime(df: DataFrame, field: str, rowtime: str = "rowtime") -> DataFrame:
     """``df`` with ``field`` as a timestamp and the rowtime attribute beside it."""
     ts = event_time(df, field)
-    return df.withColumn(field, ts).withColumn(rowtime, ts) if rowtime != field \
-        else df.withColumn(field, ts)
+    return df.withColumns({field: ts, rowtime: ts})  # both computed from the original field

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 #: "module:function" returning a list of jar paths; called before the session starts.
 JAR_PROVIDERS: list[str] = [
     "workbench.udfs.jvm:udf_jars",
-    "workbench.infra.connectors:connector_jars",
 ]
 
 DEFAULT_CONF: dict[str, str] = {
@@ -33,13 +32,13 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
-def _provider(spec: str) -> Callable[[], list[Path]]:
+def jar_provider(spec: str) -> Callable[[], list[Path]]:
     module, _, name = spec.partition(":")
     return getattr(import_module(module), name)
 
 
 def jars() -> list[str]:
-    return [str(path) for spec in JAR_PROVIDERS for path in _provider(spec)()]
+    return [str(path) for spec in JAR_PROVIDERS for path in jar_provider(spec)()]
 
 
 def session(master: str | None = None, app_name: str = "dagger-workbench",

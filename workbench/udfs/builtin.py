@@ -1,3 +1,3 @@
 """Imports every module that registers built-in UDFs."""
 
-from workbench.udfs import aggregates, collections, geo, time  # noqa: F401
+from workbench.udfs import aggregates, collections, geo, text, time  # noqa: F401

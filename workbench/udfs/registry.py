@@ -55,13 +55,27 @@ class Udf:
 
 @dataclass(frozen=True)
 class JvmFunction(Udf):
+    """Registered twice: under its own name, for people writing Spark SQL, and under
+    ``dagger_<name>``, which translations call, because Spark's built-ins win over
+    temporary functions of the same name (``split``)."""
+
     java_class: str = ""
+
+    @property
+    def spark_name(self) -> str:
+        return f"dagger_{self.name.lower()}"
 
     def register(self, spark: SparkSession) -> None:
         from pyspark.sql.types import _parse_datatype_string
 
-        spark.udf.registerJavaFunction(self.name, self.java_class,
-                                       _parse_datatype_string(self.returns))
+        returns = _parse_datatype_string(self.returns)
+        for name in (self.name, self.spark_name):
+            spark.udf.registerJavaFunction(name, self.java_class, returns)
+
+    def rewrite(self, args: list[exp.Expression]) -> exp.Expression:
+        from sqlglot import exp
+
+        return exp.Anonymous(this=self.spark_name, expressions=args)
 
 
 @dataclass(frozen=True)

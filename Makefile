@@ -1,0 +1,41 @@
+# Dagger Workbench — every target sets up what it needs first (idempotent).
+#   make demo    set up, then run the demo dagger on the embedded default
+#   make test    set up, then run the whole test suite
+#   make check   ruff (lint + format check) and mypy on workbench/
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+export WORKBENCH_HOME ?= $(CURDIR)/.workbench
+
+.PHONY: setup demo test check clean
+
+setup: $(STAMP) system
+	$(BIN)/workbench setup
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	@rm -f $(VENV)/.installed-* && touch $@
+
+.PHONY: system
+system:
+	@bash scripts/system-deps.sh
+
+demo: setup
+	$(BIN)/workbench demo
+
+test: setup
+	@$(BIN)/pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+check: $(STAMP)
+	$(BIN)/ruff check workbench tests benchmarks
+	$(BIN)/ruff format --check workbench tests benchmarks
+	$(BIN)/mypy workbench
+
+clean:
+	rm -rf $(VENV) .workbench .pytest_cache

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Debian packages the workbench needs: a JDK (javac builds the UDF jar) and Maven (fetches
+# jars). Installs only what is missing, so it is quick when everything is there.
+set -euo pipefail
+
+need=()
+command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need+=(maven)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing Debian packages: ${need[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${need[@]}" >/dev/null

@@ -1,0 +1,52 @@
+"""Translation fixtures: Flink-style SQL in, Spark SQL out; bad SQL points at line/column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workbench.exceptions import SqlError
+from workbench.sql import translate
+
+CASES = Path(__file__).parent / "cases"
+TABLES = ["booking", "payment", "api"]
+
+
+def _load(name: str) -> list[dict]:
+    return yaml.safe_load((CASES / name).read_text())
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("case", _load("translate.yaml"), ids=lambda c: c["title"])
+def test_translation(case):
+    views = case.get("views")
+    tables = list(views) if views else TABLES
+    result = translate(case["sql"], tables, views)
+    assert _squash(result.sql) == _squash(case["spark"])
+
+
+@pytest.mark.parametrize("case", _load("errors.yaml"), ids=lambda c: c["title"])
+def test_errors_point_at_the_fault(case):
+    with pytest.raises(SqlError) as info:
+        translate(case["sql"], ["booking", "payment"])
+    err = info.value
+    assert case["error"] in str(err)
+    if "line" in case:
+        assert (err.line, err.column) == (case["line"], case["column"])
+        assert f"Line {case['line']}, Col: {case['column']}." in str(err)
+
+
+def test_error_message_underlines_the_fault():
+    with pytest.raises(SqlError) as info:
+        translate("SELECT status\nFROM bookings", ["booking"])
+    assert str(info.value).splitlines()[-2:] == ["  FROM bookings", "       ^^^^^^^^"]
+
+
+def test_tables_used_are_reported_in_order():
+    sql = "SELECT * FROM payment p JOIN booking b ON p.order_number = b.order_number"
+    assert translate(sql, TABLES).tables == ["payment", "booking"]

@@ -1,0 +1,109 @@
+"""The workbench UDF jar: the Java sources under ``udfs/java``, compiled on first use.
+
+:func:`udf_jars` is a jar provider for :mod:`workbench.spark`: it fetches the libraries
+the UDFs use (Google's S2, Jayway JsonPath), compiles the sources with ``javac`` against
+them and pyspark's bundled jars, and returns the UDF jar and the libraries. The jar's
+name carries a hash of its inputs, so it is rebuilt only when a source changes; it is
+built in a temporary folder and renamed into place, so processes racing to build it
+never see a half-written jar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+from workbench.exceptions import SetupError
+from workbench.infra.maven import fetch
+from workbench.paths import subdir
+
+JAVA_SOURCES = Path(__file__).resolve().parent / "java"
+S2_GEOMETRY = "com.google.geometry:s2-geometry:2.0.0"
+JSON_PATH = "com.jayway.jsonpath:json-path:2.9.0"  # what Dagger's JsonQuery uses
+#: Spark ships these (guava for s2-geometry; slf4j for json-path) in pyspark/jars.
+SPARK_PROVIDED = ["com.google.guava:guava", "org.slf4j:slf4j-api"]
+_MANIFEST = "Manifest-Version: 1.0\nCreated-By: dagger-workbench\n\n"
+
+
+def udf_jars() -> list[Path]:
+    """[the workbench UDF jar, its libraries]: what ``spark.jars`` needs for the JVM UDFs."""
+    libraries = fetch("udf-libs", [S2_GEOMETRY, JSON_PATH], exclude=SPARK_PROVIDED)
+    return [udf_jar(libraries), *libraries]
+
+
+def udf_jar(classpath: list[Path]) -> Path:
+    """The compiled UDF jar, built against ``classpath`` plus pyspark's jars if missing."""
+    sources = sorted(JAVA_SOURCES.rglob("*.java"))
+    if not sources:
+        raise SetupError(f"No Java UDF sources under {JAVA_SOURCES}: reinstall dagger-workbench.")
+    folder = subdir("jars") / "udfs"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"workbench-udfs-{_digest(sources, classpath)}.jar"
+    if target.exists():
+        return target
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as tmp:
+        classes = Path(tmp) / "classes"
+        _compile(sources, classes, [*classpath, _spark_jars() / "*"])
+        built = _package(classes, Path(tmp) / target.name)
+        os.replace(built, target)
+    return target
+
+
+def _digest(sources: list[Path], classpath: list[Path]) -> str:
+    h = hashlib.sha256()
+    for path in sources:
+        h.update(path.relative_to(JAVA_SOURCES).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    h.update(repr(sorted(p.name for p in classpath)).encode())
+    return h.hexdigest()[:12]
+
+
+def _spark_jars() -> Path:
+    import pyspark
+
+    jars = Path(pyspark.__file__).resolve().parent / "jars"
+    if not jars.is_dir():
+        raise SetupError(f"pyspark has no bundled jars at {jars}: reinstall pyspark (pip).")
+    return jars
+
+
+def _compile(sources: list[Path], out: Path, classpath: list[Path]) -> None:
+    javac = shutil.which("javac")
+    if javac is None:
+        raise SetupError(
+            "A Java compiler ('javac', JDK 17+) is needed to build the UDF jar: "
+            "install a JDK (apt-get install openjdk-17-jdk-headless)."
+        )
+    cmd = [
+        javac,
+        "--release",
+        "17",
+        "-proc:none",
+        "-nowarn",
+        "-encoding",
+        "UTF-8",
+        "-d",
+        str(out),
+        "-cp",
+        os.pathsep.join(map(str, classpath)),
+        *map(str, sources),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SetupError(
+            "Compiling the workbench UDFs failed; fix the Java sources under "
+            f"{JAVA_SOURCES} (javac output below):\n{proc.stdout}{proc.stderr}"
+        )
+
+
+def _package(classes: Path, jar: Path) -> Path:
+    with zipfile.ZipFile(jar, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("META-INF/MANIFEST.MF", _MANIFEST)
+        for path in sorted(classes.rglob("*.class")):
+            zf.write(path, path.relative_to(classes).as_posix())
+    return jar

@@ -27,9 +27,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
-    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
 }
+LOG4J = Path(__file__).resolve().parent / "data" / "log4j2.properties"
 
 
 def jar_provider(spec: str) -> Callable[[], list[Path]]:
@@ -55,7 +55,9 @@ def session(master: str | None = None, app_name: str = "dagger-workbench",
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", _python()))
     builder = SparkSession.builder.appName(app_name).master(
         master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"))
-    settings = {**DEFAULT_CONF, "spark.jars": ",".join(jars()), **(conf or {})}
+    settings = {**DEFAULT_CONF, "spark.jars": ",".join(jars()),
+                "spark.driver.extraJavaOptions":
+                    f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J}", **(conf or {})}
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

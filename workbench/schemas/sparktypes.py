@@ -83,20 +83,42 @@ class ProtobufOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str] | None) -> ProtobufOptions:
+        """Read Spark's option keys (case-insensitive) the way Spark does."""
         opts = {k.lower(): str(v) for k, v in (options or {}).items()}
-
-        def flag(key: str) -> bool:
-            return opts.get(key, "false").strip().lower() == "true"
-
+        depth = opts.get("recursive.fields.max.depth", "-1")
+        if not depth.strip().lstrip("-").isdigit():
+            raise SchemaError(
+                f"from_protobuf option recursive.fields.max.depth='{depth}' must "
+                "be a whole number (1 to 10)."
+            )
         return cls(
-            enums_as_ints=flag("enums.as.ints"),
-            upcast_unsigned_ints=flag("upcast.unsigned.ints"),
-            unwrap_wrappers=flag("unwrap.primitive.wrapper.types"),
-            any_as_json=flag("convert.any.fields.to.json"),
-            retain_empty_messages=flag("retain.empty.message.types"),
-            recursive_max_depth=int(opts.get("recursive.fields.max.depth", "-1")),
-            permissive=opts.get("mode", "FAILFAST").upper() == "PERMISSIVE",
+            enums_as_ints=_flag(opts, "enums.as.ints"),
+            upcast_unsigned_ints=_flag(opts, "upcast.unsigned.ints"),
+            unwrap_wrappers=_flag(opts, "unwrap.primitive.wrapper.types"),
+            any_as_json=_flag(opts, "convert.any.fields.to.json"),
+            retain_empty_messages=_flag(opts, "retain.empty.message.types"),
+            recursive_max_depth=int(depth),
+            permissive=_permissive(opts.get("mode", "FAILFAST")),
         )
+
+
+def _flag(opts: Mapping[str, str], key: str) -> bool:
+    value = opts.get(key, "false").strip().lower()
+    if value not in ("true", "false"):
+        raise SchemaError(f"from_protobuf option {key}='{opts[key]}' must be true or false.")
+    return value == "true"
+
+
+def _permissive(mode: str) -> bool:
+    """FAILFAST (the default) or PERMISSIVE; Spark reads any other name as PERMISSIVE, except
+    DROPMALFORMED, which from_protobuf rejects."""
+    mode = mode.strip().upper()
+    if mode == "DROPMALFORMED":
+        raise SchemaError(
+            "from_protobuf does not support mode DROPMALFORMED: use FAILFAST or "
+            "PERMISSIVE (malformed messages become a row of nulls)."
+        )
+    return mode != "FAILFAST"
 
 
 def spark_schema(descriptor: Descriptor, options: Mapping[str, str] | None = None) -> T.StructType:
@@ -111,7 +133,7 @@ def spark_schema(descriptor: Descriptor, options: Mapping[str, str] | None = Non
 
 def ddl(descriptor: Descriptor, options: Mapping[str, str] | None = None) -> str:
     """:func:`spark_schema` as a DDL string, as Spark's ``StructType.toDDL`` writes it."""
-    return ", ".join(
+    return ",".join(
         f"{_quote(f.name)} {_sql(f.dataType)}{_not_null(f)}"
         for f in spark_schema(descriptor, options).fields
     )

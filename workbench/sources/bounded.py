@@ -80,8 +80,11 @@ def read_jsonl(spark: SparkSession, path: str, schema: StructType | None,
     frame = reader_.json(path)
     if CORRUPT not in frame.columns:
         return Recording(frame)
+    others = [c for c in frame.columns if c != CORRUPT][:1]
+    if not others:  # Spark will not query the corrupt-record column alone from raw JSON
+        frame = frame.cache()
     bad = (frame.where(F.col(CORRUPT).isNotNull())
-           .select(CORRUPT, F.input_file_name().alias("file"), *frame.columns[:1])
+           .select(CORRUPT, F.input_file_name().alias("file"), *others)
            .limit(MAX_REJECTS).collect())
     good = frame.where(F.col(CORRUPT).isNull()).drop(CORRUPT)
     return Recording(good, _locate(bad, schema is not None))

@@ -1,0 +1,81 @@
+"""Importing Dagger .properties files: every key that matters lands in the spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench import spec as spec_module
+from workbench.dagger_import import import_properties
+from workbench.exceptions import SpecError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "dagger"
+
+
+def test_influx_job_maps_streams_sql_watermark_and_sink():
+    spec = import_properties(FIXTURES / "booking-s2.properties")
+    assert spec.name == "booking-s2-aggregation"
+    assert spec.sql.startswith("SELECT S2Id(pickup_lat, pickup_long, 13) AS tag_s2id")
+    assert "FROM `data_stream` GROUP BY TUMBLE" in spec.sql  # continuation lines joined
+    assert (spec.watermark_delay_ms, spec.trigger_interval_ms) == (1000, 10000)
+    stream = spec.streams[0]
+    assert stream.table == "data_stream"
+    assert stream.message == "esb.booking.BookingLogMessage"  # from the Java class
+    assert stream.event_timestamp_field == "event_timestamp"  # from field number 16
+    assert stream.topic_pattern == "booking-log|booking-log-v2"
+    assert (stream.bootstrap_servers, stream.group_id, stream.cluster) == \
+        ("localhost:9092", "dummy-consumer-group", "local-kafka-stream")
+    assert stream.starting_offsets == "latest"
+    assert stream.kafka_options == {"kafka.security.protocol": "SASL_PLAINTEXT",
+                                    "kafka.sasl.mechanism": "SCRAM-SHA-512"}
+    sink = spec.sinks[0]
+    assert (sink.type, sink.api, sink.database, sink.measurement) == \
+        ("influx", 1, "DAGGER", "concurrent_test")
+    assert (sink.username, sink.password, sink.retention_policy) == ("root", "root", "autogen")
+    assert (sink.batch_size, sink.flush_interval_ms) == (100, 1000)
+
+
+def test_imported_spec_round_trips_through_yaml(tmp_path):
+    spec = import_properties(FIXTURES / "booking-s2.properties")
+    path = tmp_path / "spec.yaml"
+    path.write_text(spec.to_yaml())
+    assert spec_module.load(path) == spec
+
+
+def test_kafka_json_sink_and_job_name_slug():
+    spec = import_properties(FIXTURES / "payments-kafka.properties")
+    assert spec.name == "payments-to-kafka"
+    sink = spec.sinks[0]
+    assert (sink.type, sink.topic, sink.format, sink.bootstrap_servers) == \
+        ("kafka", "payments-out", "json", "localhost:9092")
+    assert sink.kafka_options == {"kafka.linger.ms": "5"}
+
+
+def test_unknown_proto_class_names_the_known_messages(tmp_path):
+    text = (FIXTURES / "payments-kafka.properties").read_text()
+    bad = tmp_path / "bad.properties"
+    bad.write_text(text.replace("esb.payment.PaymentMessage", "com.acme.Nope"))
+    with pytest.raises(SpecError) as info:
+        import_properties(bad)
+    assert "Unknown message 'com.acme.Nope'" in str(info.value)
+    assert "esb.payment.PaymentMessage" in str(info.value)
+
+
+def test_unknown_timestamp_field_number_lists_fields(tmp_path):
+    text = (FIXTURES / "payments-kafka.properties").read_text()
+    bad = tmp_path / "bad.properties"
+    bad.write_text(text.replace('"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"8"',
+                                '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"99"'))
+    with pytest.raises(SpecError) as info:
+        import_properties(bad)
+    assert "Unknown field number '99'" in str(info.value)
+    assert "8 (event_timestamp)" in str(info.value)
+
+
+def test_missing_sql_is_named(tmp_path):
+    text = (FIXTURES / "payments-kafka.properties").read_text()
+    bad = tmp_path / "bad.properties"
+    bad.write_text("\n".join(x for x in text.splitlines() if not x.startswith("FLINK_SQL")))
+    with pytest.raises(SpecError, match="FLINK_SQL_QUERY"):
+        import_properties(bad)

@@ -53,7 +53,8 @@ def run_demo(events: int = 20_000, seed: int = 7, out: str | None = None) -> int
 
 
 def _table(rows: list[dict]) -> str:
-    header = f"{'window_timestamp':<26}{'tag_s2id':<22}{'vehicle':<9}{'bookings':>9}{'customers':>11}"
+    header = (f"{'window_timestamp':<26}{'tag_s2id':<22}{'vehicle':<9}"
+              f"{'bookings':>9}{'customers':>11}")
     lines = [header, "-" * len(header)]
     for r in rows:
         lines.append(f"{r['window_timestamp']:<26}{r['tag_s2id']:<22}{r['tag_vehicle_type']:<9}"

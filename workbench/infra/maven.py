@@ -35,8 +35,8 @@ def _dependency(coordinate: str, exclude: Sequence[str]) -> str:
     parts = coordinate.split(":")
     if len(parts) != 3:
         raise SetupError(f"Maven coordinate '{coordinate}' must be group:artifact:version.")
-    excl = "".join(_EXCL.format(g=escape(e.split(":")[0]), a=escape(e.split(":")[1]))
-                   for e in exclude)
+    pairs = [e.split(":") for e in exclude]
+    excl = "".join(_EXCL.format(g=escape(g), a=escape(a)) for g, a in pairs)
     g, a, v = (escape(p) for p in parts)
     return _DEP.format(g=g, a=a, v=v, excl=excl)
 
@@ -54,7 +54,7 @@ def fetch(name: str, coordinates: Sequence[str], exclude: Sequence[str] = (),
     if stamp.exists() and stamp.read_text() == key:
         return sorted(folder.glob("*.jar"))
     if shutil.which("mvn") is None:
-        raise SetupError("Maven ('mvn') is needed to fetch jars: install it (apt-get install maven).")
+        raise SetupError("Maven ('mvn') is needed to fetch jars: apt-get install maven.")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     pom = folder / "pom.xml"
@@ -65,7 +65,8 @@ def fetch(name: str, coordinates: Sequence[str], exclude: Sequence[str] = (),
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
-        raise SetupError(f"Could not fetch {', '.join(coordinates)} from Maven:\n" + "\n".join(tail))
+        raise SetupError(f"Could not fetch {', '.join(coordinates)} from Maven:\n"
+                         + "\n".join(tail))
     pom.unlink()
     stamp.write_text(key)
     return sorted(folder.glob("*.jar"))

@@ -52,25 +52,26 @@ def test_kafka_json_sink_and_job_name_slug():
     assert sink.kafka_options == {"kafka.linger.ms": "5"}
 
 
-def test_unknown_proto_class_names_the_known_messages(tmp_path):
+def _import_changed(tmp_path: Path, old: str, new: str) -> SpecError:
     text = (FIXTURES / "payments-kafka.properties").read_text()
     bad = tmp_path / "bad.properties"
-    bad.write_text(text.replace("esb.payment.PaymentMessage", "com.acme.Nope"))
+    bad.write_text(text.replace(old, new))
     with pytest.raises(SpecError) as info:
         import_properties(bad)
-    assert "Unknown message 'com.acme.Nope'" in str(info.value)
-    assert "esb.payment.PaymentMessage" in str(info.value)
+    return info.value
+
+
+def test_unknown_proto_class_names_the_known_messages(tmp_path):
+    err = _import_changed(tmp_path, "esb.payment.PaymentMessage", "com.acme.Nope")
+    assert "Unknown message 'com.acme.Nope'" in str(err)
+    assert "esb.payment.PaymentMessage" in str(err)
 
 
 def test_unknown_timestamp_field_number_lists_fields(tmp_path):
-    text = (FIXTURES / "payments-kafka.properties").read_text()
-    bad = tmp_path / "bad.properties"
-    bad.write_text(text.replace('"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"8"',
-                                '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"99"'))
-    with pytest.raises(SpecError) as info:
-        import_properties(bad)
-    assert "Unknown field number '99'" in str(info.value)
-    assert "8 (event_timestamp)" in str(info.value)
+    err = _import_changed(tmp_path, '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"8"',
+                          '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"99"')
+    assert "Unknown field number '99'" in str(err)
+    assert "8 (event_timestamp)" in str(err)
 
 
 def test_missing_sql_is_named(tmp_path):

@@ -57,11 +57,14 @@ def cmd_import_dagger(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_schemas_list(args: argparse.Namespace) -> int:
+def _registry(extra: list[str]):
     from workbench.schemas import SchemaRegistry, default_registry
 
-    registry = SchemaRegistry(*default_registry().sources, *args.schemas) if args.schemas \
-        else default_registry()
+    return SchemaRegistry(*default_registry().sources, *extra) if extra else default_registry()
+
+
+def cmd_schemas_list(args: argparse.Namespace) -> int:
+    registry = _registry(args.schemas)
     for name in registry.messages():
         print(name)
     return 0
@@ -151,14 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schemas", help="list protobuf messages or show one")
     schemas = p.add_subparsers(dest="schemas_command", metavar="ACTION", required=True)
-    q = schemas.add_parser("list", help="list known messages")
-    q.add_argument("--schemas", action="append", default=[], metavar="PATH_OR_URL",
-                   help="extra .proto folder, descriptor set or URL (repeatable)")
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument("--schemas", action="append", default=[], metavar="PATH_OR_URL",
+                       help="extra .proto folder, descriptor set or URL (repeatable)")
+    q = schemas.add_parser("list", help="list known messages", parents=[extra])
     q.set_defaults(run=cmd_schemas_list)
-    q = schemas.add_parser("show", help="show a message's fields")
+    q = schemas.add_parser("show", help="show a message's fields", parents=[extra])
     q.add_argument("message", help="full, Java class or unique simple name")
-    q.add_argument("--schemas", action="append", default=[], metavar="PATH_OR_URL",
-                   help="extra .proto folder, descriptor set or URL (repeatable)")
     q.add_argument("--json", action="store_true", help="print the field tree as JSON")
     q.add_argument("--ddl", action="store_true", help="also print the Spark schema as DDL")
     q.set_defaults(run=cmd_schemas_show)
@@ -187,6 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into e.g. `head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

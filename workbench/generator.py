@@ -9,11 +9,13 @@ A :class:`Generator` produces, per kind, events in the JSON form of the demo pro
 * ``driver_pings``: GPS pings of a fixed pool of drivers moving around the city;
 * ``api_logs``: backend requests with log-normal latencies and a few percent of 5xx.
 
-Each kind has its own clock (advancing ``rate_per_s`` events a second from ``start``) and
-its own random stream, so a seed gives the same events whatever is asked for first.
-Event times trail the clock by up to ``out_of_order_seconds``; ``late_fraction`` of them
-are minutes old. :func:`encode` turns an event into protobuf bytes and
-:func:`malformed_bytes` makes bytes no message parses.
+Each kind has its own clock, from ``start``, and its own random stream, so a seed gives the
+same events whatever is asked for first. Bookings, pings and api logs arrive ``rate_per_s``
+a second; payments at the pace orders complete (about a quarter of that). Event times
+trail arrival by up to ``out_of_order_seconds``; ``late_fraction`` of them by 2 to 15
+minutes. :func:`encode` turns an event into protobuf bytes, :func:`malformed_bytes` makes
+bytes no message parses, and :meth:`Generator.encoded` mixes ``malformed_fraction`` of
+those in. int64 fields (``latency_ms``) are plain ints, which protobuf's JSON parser takes.
 """
 
 from __future__ import annotations
@@ -433,25 +435,28 @@ def _order_stream(kind: str):
 
 def _driver_pings(gen: Generator) -> Iterator[tuple[float, dict[str, Any]]]:
     rng = gen._rng("driver_pings")
-    drivers = [[*location(rng)[:2], rng.choice(_DRIVER_STATES)] for _ in range(DRIVERS)]
+    spots = [location(rng) for _ in range(DRIVERS)]
+    lats, longs = [lat for lat, _, _ in spots], [long for _, long, _ in spots]
+    states = [rng.choice(_DRIVER_STATES) for _ in range(DRIVERS)]
     for t in gen._clock(rng):
         index = rng.randrange(DRIVERS)
-        state = drivers[index]  # [lat, long, status]
         if rng.random() < 0.02:
-            state[2] = rng.choices(_DRIVER_STATES, weights=(5, 4, 1))[0]
-        speed = 0.0 if state[2] == "OFFLINE" else max(0.0, rng.gauss(22.0, 9.0))
-        state[0], state[1] = _move(rng, state[0], state[1], speed * rng.uniform(5, 30) / 3600)
+            states[index] = rng.choices(_DRIVER_STATES, weights=(5, 4, 1))[0]
+        speed = 0.0 if states[index] == "OFFLINE" else max(0.0, rng.gauss(22.0, 9.0))
+        km = speed * rng.uniform(5, 30) / 3600
+        lat, long = _move(rng, lats[index], longs[index], km)
+        lats[index], longs[index] = lat, long
         accuracy = round(rng.lognormvariate(math.log(8.0), 0.5), 1)
         yield (
             t,
             {
                 "driver_id": f"drv-{index:05d}",
-                "lat": state[0],
-                "long": state[1],
+                "lat": lat,
+                "long": long,
                 "accuracy": accuracy,
                 "speed_kmh": round(speed, 1),
-                "status": state[2],
-                "service_area_id": nearest_area(state[0], state[1]),
+                "status": states[index],
+                "service_area_id": nearest_area(lat, long),
                 "vehicle_type": "CAR" if index % 4 == 0 else "BIKE",
                 "event_timestamp": iso(t - gen._lag(rng)),
             },

@@ -17,7 +17,7 @@ from workbench.exceptions import BadRecordError
 from workbench.sources import bounded
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from workbench.spec import DaggerSpec
 
@@ -60,7 +60,8 @@ def replay(spark: SparkSession, tables: Mapping[str, str], out: str | Path, *,
     return ReplayResult(rows, Path(out), rejects, plan.translation.sql)
 
 
-def _split_untimed(frame, event_field: str, path: str) -> tuple[object, list[dict]]:
+def _split_untimed(frame: DataFrame, event_field: str, path: str
+                   ) -> tuple[DataFrame, list[dict]]:
     """Rows without a readable event time are rejects too: windows cannot place them."""
     from pyspark.sql import functions as F
 

@@ -202,7 +202,7 @@ def _spec_error(err: ValidationError, source: str | None) -> SpecError:
     return SpecError(key, message, source)
 
 
-def _problem(error: dict) -> tuple[str, str]:
+def _problem(error: Any) -> tuple[str, str]:
     loc = list(error["loc"])
     ctx_err = (error.get("ctx") or {}).get("error")
     if isinstance(ctx_err, _SinkError):
@@ -227,7 +227,7 @@ def _key(loc: list) -> str:
     return out or "(top)"
 
 
-def _explain(error: dict, loc: list, model: type[BaseModel] | None) -> str:
+def _explain(error: Any, loc: list, model: type[BaseModel] | None) -> str:
     kind, msg = error["type"], error["msg"]
     if kind == "extra_forbidden":
         known = _known_keys(model, loc[:-1])

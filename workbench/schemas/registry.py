@@ -20,6 +20,7 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor_pb2 import FileDescriptorSet as FileSet
 from google.protobuf.message import DecodeError
 
 from workbench.exceptions import SchemaError, UnknownNameError
@@ -28,7 +29,6 @@ from workbench.schemas.compiler import compile_protos
 
 BUNDLED_PROTOS = Path(__file__).resolve().parent / "protos"
 DESCRIPTOR_SUFFIXES = (".desc", ".pb")
-FileSet = descriptor_pb2.FileDescriptorSet
 _TYPE_NAMES = {
     getattr(FieldDescriptor, n): n[5:].lower()
     for n in dir(FieldDescriptor)
@@ -102,14 +102,15 @@ class SchemaRegistry:
         return field_tree(self.descriptor(name))
 
     def field_by_number(self, message: str, number: int) -> FieldDescriptor:
+        """The field numbered ``number`` (Dagger properties name fields by number)."""
         descriptor = self.descriptor(message)
-        field = descriptor.fields_by_number.get(number)
-        if field is None:
+        found = descriptor.fields_by_number.get(number)
+        if found is None:
             known = [f"{f.number} ({f.name})" for f in descriptor.fields]
             raise UnknownNameError(
                 "field number", str(number), known, where=f"in message {descriptor.full_name}"
             )
-        return field
+        return found
 
     def message_class(self, name: str) -> type[Any]:
         """A Python message class for encoding and decoding ``name``."""
@@ -120,7 +121,11 @@ class SchemaRegistry:
         return FileSet(file=self._files).SerializeToString(deterministic=True)
 
     def descriptor_set_path(self) -> Path:
-        """A file holding :meth:`descriptor_set`, for ``from_protobuf(descFilePath=...)``."""
+        """A file holding :meth:`descriptor_set`, for ``from_protobuf(descFilePath=...)``.
+
+        Give Spark the full name (:meth:`resolve`): it looks only at top-level messages and
+        takes the first file's match for a simple name.
+        """
         if self._desc_path is None or not self._desc_path.exists():
             data = self.descriptor_set()
             path = subdir("schemas") / f"registry-{hashlib.sha256(data).hexdigest()[:24]}.desc"
@@ -285,6 +290,8 @@ def _java_index(
     claims: dict[str, set[str]] = {}
     for proto in files:
         for message in _messages_of(pool, proto):
+            if message.GetOptions().map_entry:
+                continue  # protoc makes no class for a map's entries
             for alias in java_names(proto, message.full_name):
                 claims.setdefault(alias, set()).add(message.full_name)
     return {alias: next(iter(names)) for alias, names in claims.items() if len(names) == 1}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from pyspark.sql import types as T
@@ -128,7 +129,7 @@ def spark_schema(descriptor: Descriptor, options: Mapping[str, str] | None = Non
     if not fields and opts.retain_empty_messages:
         fields = [T.StructField(_DUMMY, T.StringType())]
     schema = T.StructType(fields)
-    return _as_nullable(schema) if opts.permissive else schema
+    return cast(T.StructType, _as_nullable(schema)) if opts.permissive else schema
 
 
 def ddl(descriptor: Descriptor, options: Mapping[str, str] | None = None) -> str:

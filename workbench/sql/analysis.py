@@ -32,8 +32,8 @@ def to_sql_error(err: Any, source: str, views: dict[str, str]) -> SqlError:
         hint = f" Did you mean one of: {proposal}?" if proposal else ""
         message = f"Unknown {what} '{name}'.{hint}"
     elif condition.startswith("UNRESOLVED_ROUTINE"):
-        name = _names(params.get("routineName", ""))[-1:] or None
-        name = name[0] if name else None
+        routine = _names(params.get("routineName", ""))
+        name = routine[-1] if routine else None
     message = re.sub(r"\s*SQLSTATE: \w+\s*$", "", message)
     pos = positions.locate(source, name) if name else None
     if pos is None:

@@ -19,10 +19,10 @@ def dagger_dialect() -> type[Spark]:
     ours = {name.upper() for name in UDFS.names()}
 
     class Dagger(Spark):
-        class Tokenizer(Spark.Tokenizer):
+        class Tokenizer(Spark.Tokenizer):  # type: ignore[valid-type,misc]
             KEYWORDS = {k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "SESSION"}
 
-        class Parser(Spark.Parser):
+        class Parser(Spark.Parser):  # type: ignore[valid-type,misc]
             FUNCTIONS = {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k not in ours}
             FUNCTION_PARSERS = {k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items()
                                 if k not in ours}

@@ -23,13 +23,13 @@ def spark_functions() -> frozenset[str]:
     return frozenset(line.strip().lower() for line in text.splitlines() if line.strip())
 
 
-def _error(message: str, sql: str, node: exp.Expression) -> SqlError:
+def _error(message: str, sql: str, node: exp.Expr) -> SqlError:
     pos = positions.of(node)
     return SqlError(message, sql, pos.line if pos else None, pos.column if pos else None,
                     pos.length if pos else 1)
 
 
-def check_names(tree: exp.Expression, sql: str) -> None:
+def check_names(tree: exp.Expr, sql: str) -> None:
     """Every called function is a Dagger UDF, a Flink group window or a Spark built-in."""
     special = set(windows.GROUP_WINDOWS) | set(windows.AUXILIARY) | {"TABLE"}
     for node in tree.find_all(exp.Anonymous):
@@ -41,10 +41,10 @@ def check_names(tree: exp.Expression, sql: str) -> None:
                      "Spark's built-in functions are available too.", sql, node)
 
 
-def rewrite(tree: exp.Expression, sql: str) -> exp.Expression:
+def rewrite(tree: exp.Expr, sql: str) -> exp.Expr:
     """Replace UDF calls that are rewrites, and COUNT(DISTINCT ...), innermost first."""
 
-    def visit(node: exp.Expression) -> exp.Expression:
+    def visit(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
             return _distinct_count(node.this.expressions)
         if isinstance(node, exp.Anonymous):
@@ -69,7 +69,7 @@ def _arity(udf) -> str:
     return f"{count} argument{'s' if high != 1 else ''}"
 
 
-def _distinct_count(args: list[exp.Expression]) -> exp.Expression:
+def _distinct_count(args: list[exp.Expr]) -> exp.Expr:
     """COUNT(DISTINCT a[, b...]) with SQL semantics: rows with any NULL are not counted."""
     if len(args) == 1:
         value = args[0].copy()

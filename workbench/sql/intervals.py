@@ -17,7 +17,7 @@ def _unit(name: str) -> int | None:
     return _UNIT_MS.get(name)
 
 
-def millis(node: exp.Expression) -> int | None:
+def millis(node: exp.Expr) -> int | None:
     """Milliseconds of an interval literal, or None when ``node`` is not one we can read."""
     if not isinstance(node, exp.Interval) or not isinstance(node.this, exp.Literal):
         return None

@@ -24,7 +24,7 @@ from workbench.udfs.registry import substitute
 ElementFields = Callable[[list[str]], list[str] | None]
 
 
-def rewrite(tree: exp.Expression, sql: str, element_fields: ElementFields) -> exp.Expression:
+def rewrite(tree: exp.Expr, sql: str, element_fields: ElementFields) -> exp.Expr:
     for select in list(tree.find_all(exp.Select)):
         joins = select.args.get("joins") or []
         lateral = [j for j in joins if _is_lateral(j)]
@@ -56,6 +56,7 @@ def _view(join: exp.Join, sql: str, element_fields: ElementFields) -> exp.Latera
         example = ("UNNEST(t.items) AS items (id, quantity, name)" if function is None
                    else "LATERAL TABLE(HistogramBucket(v, '1,5')) AS T(bucket)")
         raise _error(f"Name the lateral columns, e.g. {example}.", sql, source)
+    array: exp.Expr
     if function is not None:
         generator, array = "explode", function.copy()
     else:
@@ -77,7 +78,7 @@ def _view(join: exp.Join, sql: str, element_fields: ElementFields) -> exp.Latera
     )
 
 
-def _by_name(array: exp.Expression, columns: list[str], fields: list[str]) -> exp.Expression:
+def _by_name(array: exp.Expr, columns: list[str], fields: list[str]) -> exp.Expr:
     """Rows whose fields are in the aliases' order, when the aliases name the fields.
 
     Flink binds UNNEST aliases by position in the row type; a recording's inferred
@@ -91,6 +92,6 @@ def _by_name(array: exp.Expression, columns: list[str], fields: list[str]) -> ex
     return substitute(f"transform({{0}}, __x -> named_struct({pairs}))", [array])
 
 
-def _error(message: str, sql: str, node: exp.Expression) -> SqlError:
+def _error(message: str, sql: str, node: exp.Expr) -> SqlError:
     pos = next((p for p in (positions.of(n) for n in node.walk()) if p), None)
     return SqlError(message, sql, pos.line if pos else None, pos.column if pos else None)

@@ -15,17 +15,17 @@ from workbench.exceptions import SqlError, did_you_mean
 from workbench.sql import positions
 
 
-def _ctes(tree: exp.Expression) -> set[str]:
+def _ctes(tree: exp.Expr) -> set[str]:
     return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
 
 
-def stream_tables(tree: exp.Expression) -> list[exp.Table]:
+def stream_tables(tree: exp.Expr) -> list[exp.Table]:
     """The table references that name streams (not CTEs, not lateral functions)."""
     ctes = _ctes(tree)
     return [t for t in tree.find_all(exp.Table) if t.name and t.name.lower() not in ctes]
 
 
-def check_and_rename(tree: exp.Expression, sql: str, views: Mapping[str, str]) -> list[str]:
+def check_and_rename(tree: exp.Expr, sql: str, views: Mapping[str, str]) -> list[str]:
     """Check table names against ``views`` (table → view name) and point them at the views.
 
     Table names match case-insensitively, as in Flink. Returns the tables used.

@@ -16,7 +16,7 @@ class Position:
     length: int = 1
 
 
-def of(node: exp.Expression) -> Position | None:
+def of(node: exp.Expr) -> Position | None:
     """The position sqlglot recorded for ``node`` (or its name identifier)."""
     for candidate in (node, node.args.get("this")):
         meta = getattr(candidate, "meta", None) or {}

@@ -46,7 +46,7 @@ def translate(sql: str, tables: Mapping[str, Any] | Iterable[str],
     return Translation(sql, tree.sql(dialect=dagger_dialect()), used, views)
 
 
-def _unaliased_projections(tree: exp.Expression) -> list[tuple[exp.Select, int, str]]:
+def _unaliased_projections(tree: exp.Expr) -> list[tuple[exp.Select, int, str]]:
     dialect = dagger_dialect()
     found = []
     for select in tree.find_all(exp.Select):
@@ -66,7 +66,7 @@ def _keep_names(originals: list[tuple[exp.Select, int, str]]) -> None:
             projection.replace(exp.alias_(projection, exp.to_identifier(text, quoted=True)))
 
 
-def _element_fields(tree: exp.Expression, schemas: Mapping[str, Any],
+def _element_fields(tree: exp.Expr, schemas: Mapping[str, Any],
                     views: Mapping[str, str]) -> laterals.ElementFields:
     by_view = {view.lower(): schemas.get(table) for table, view in views.items()}
     aliases = {t.alias_or_name.lower(): by_view.get(t.name.lower())

@@ -21,11 +21,11 @@ _AUX_PARTS = ("START", "END", "ROWTIME")
 AUXILIARY = {f"{w}_{p}": (w, p) for w in GROUP_WINDOWS for p in _AUX_PARTS}
 
 
-def _name(node: exp.Expression) -> str | None:
+def _name(node: exp.Expr) -> str | None:
     return node.name.upper() if isinstance(node, exp.Anonymous) else None
 
 
-def _error(message: str, sql: str, node: exp.Expression) -> SqlError:
+def _error(message: str, sql: str, node: exp.Expr) -> SqlError:
     pos = positions.of(node)
     return SqlError(message, sql, pos.line if pos else None, pos.column if pos else None,
                     pos.length if pos else 1)
@@ -38,7 +38,7 @@ class GroupWindow:
     spark_column: str      # name of the struct column Spark creates
 
 
-def rewrite(tree: exp.Expression, sql: str) -> exp.Expression:
+def rewrite(tree: exp.Expr, sql: str) -> exp.Expr:
     """Rewrite every SELECT's group window and its auxiliary functions, in place."""
     for select in list(tree.find_all(exp.Select)):
         window = _rewrite_group(select, sql)
@@ -71,7 +71,7 @@ def _rewrite_group(select: exp.Select, sql: str) -> GroupWindow | None:
     return GroupWindow(kind, tuple(a.sql() for a in call.expressions), spark_fn)
 
 
-def _duration(node: exp.Expression, sql: str, call: exp.Expression) -> exp.Literal:
+def _duration(node: exp.Expr, sql: str, call: exp.Expr) -> exp.Literal:
     ms = intervals.millis(node)
     if ms is None or ms <= 0:
         raise _error("Window sizes are interval literals such as INTERVAL '60' SECOND.",
@@ -94,7 +94,7 @@ def _rewrite_auxiliary(select: exp.Select, window: GroupWindow | None, sql: str)
         node.replace(_window_part(window.spark_column, part))
 
 
-def _window_part(column: str, part: str) -> exp.Expression:
+def _window_part(column: str, part: str) -> exp.Expr:
     if part == "ROWTIME":  # Flink: the window's last millisecond, still a time attribute
         end = exp.column("end", table=column)
         return exp.Sub(this=end, expression=exp.Interval(this=exp.Literal.string("1"),

@@ -7,7 +7,7 @@ from sqlglot import exp
 from workbench.udfs.registry import UDFS, Rewrite, substitute
 
 
-def _collect_array(args: list[exp.Expression]) -> exp.Expression:
+def _collect_array(args: list[exp.Expr]) -> exp.Expr:
     """collect_list keeping NULLs and arrival order, as Dagger's CollectArray does.
 
     ``CollectArray(DISTINCT x)`` keeps the first occurrence of each value.
@@ -19,7 +19,7 @@ def _collect_array(args: list[exp.Expression]) -> exp.Expression:
     return exp.Anonymous(this="array_distinct", expressions=[kept]) if distinct else kept
 
 
-def _percentile(args: list[exp.Expression]) -> exp.Expression:
+def _percentile(args: list[exp.Expr]) -> exp.Expr:
     """Apache commons-math's default (legacy) percentile, as Dagger computes it.
 
     pos = p * (n + 1) / 100 over the sorted values s; below 1 → min, from n on → max,

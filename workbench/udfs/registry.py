@@ -48,7 +48,7 @@ class Udf:
     def register(self, spark: SparkSession) -> None:
         """Make the function callable on ``spark`` (rewrites need nothing)."""
 
-    def rewrite(self, args: list[exp.Expression]) -> exp.Expression | None:
+    def rewrite(self, args: list[exp.Expr]) -> exp.Expr | None:
         """Spark SQL for a call with ``args``, or None when Spark calls it by name."""
         return None
 
@@ -72,7 +72,7 @@ class JvmFunction(Udf):
         for name in (self.name, self.spark_name):
             spark.udf.registerJavaFunction(name, self.java_class, returns)
 
-    def rewrite(self, args: list[exp.Expression]) -> exp.Expression:
+    def rewrite(self, args: list[exp.Expr]) -> exp.Expr:
         from sqlglot import exp
 
         return exp.Anonymous(this=self.spark_name, expressions=args)
@@ -83,16 +83,16 @@ class Rewrite(Udf):
     """``template`` is Spark SQL with ``{0}``, ``{1}``... for the arguments,
     or a callable building the expression from the argument expressions."""
 
-    template: str | Callable[[list[exp.Expression]], exp.Expression] = ""
+    template: str | Callable[[list[exp.Expr]], exp.Expr] = ""
     _parsed: list = field(default_factory=list, compare=False, repr=False)
 
-    def rewrite(self, args: list[exp.Expression]) -> exp.Expression:
+    def rewrite(self, args: list[exp.Expr]) -> exp.Expr:
         if callable(self.template):
             return self.template(args)
         return substitute(self.template, args)
 
 
-def substitute(template: str, args: list[exp.Expression]) -> exp.Expression:
+def substitute(template: str, args: list[exp.Expr]) -> exp.Expr:
     """Parse ``template`` once per call shape and put copies of ``args`` in its holes."""
     import sqlglot
     from sqlglot import exp
@@ -100,7 +100,7 @@ def substitute(template: str, args: list[exp.Expression]) -> exp.Expression:
     holes = template.format(*(f"__arg{i}__" for i in range(len(args))))
     tree = sqlglot.parse_one(holes, read="spark")
 
-    def fill(node: exp.Expression) -> exp.Expression:
+    def fill(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and not node.table and node.name.startswith("__arg"):
             return exp.paren(args[int(node.name[5:-2])].copy(), copy=False)
         return node

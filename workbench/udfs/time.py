@@ -17,7 +17,7 @@ _LOCAL_MS = "from_utc_timestamp(timestamp_millis(CAST({0} AS BIGINT)), {1})"
 _LOCAL_S = "from_utc_timestamp(timestamp_seconds(CAST({0} AS BIGINT)), {1})"
 
 
-def _format_time(args: list[exp.Expression]) -> exp.Expression:
+def _format_time(args: list[exp.Expr]) -> exp.Expr:
     """SimpleDateFormat patterns mostly equal Spark's; ``aa`` (AM/PM) is ``a`` in Spark."""
     ts, zone, pattern = args
     if isinstance(pattern, exp.Literal) and pattern.is_string:

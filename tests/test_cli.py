@@ -13,8 +13,9 @@ SURGE = ROOT / "workbench" / "data" / "daggers" / "surge-pricing.yaml"
 
 
 def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *args],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def test_help_lists_every_command():
@@ -25,8 +26,13 @@ def test_help_lists_every_command():
 
 def test_udfs_lists_the_registry():
     out = workbench("udfs").stdout
-    for name in ("S2Id(lat DOUBLE, lng DOUBLE, level INT) -> string", "DistinctCount",
-                 "HistogramBucket", "JsonQuery", "StartOfWeek"):
+    for name in (
+        "S2Id(lat DOUBLE, lng DOUBLE, level INT) -> string",
+        "DistinctCount",
+        "HistogramBucket",
+        "JsonQuery",
+        "StartOfWeek",
+    ):
         assert name in out
 
 
@@ -48,8 +54,9 @@ def test_validate_accepts_the_demo_spec():
     proc = workbench("validate", str(SURGE), "--show-sql")
     assert proc.returncode == 0, proc.stderr
     assert "ok: dagger 'surge-pricing'" in proc.stdout
-    assert "output columns: tag_s2id string, tag_vehicle_type string, bookings bigint" \
-        in proc.stdout
+    assert (
+        "output columns: tag_s2id string, tag_vehicle_type string, bookings bigint" in proc.stdout
+    )
 
 
 def test_validate_points_at_an_unknown_column():
@@ -68,8 +75,9 @@ def test_validate_unknown_message_names_the_key():
 
 def test_import_dagger_writes_a_spec_that_validates(tmp_path):
     out = tmp_path / "imported.yaml"
-    proc = workbench("import-dagger", str(FIXTURES / "dagger" / "booking-s2.properties"),
-                     "--out", str(out))
+    proc = workbench(
+        "import-dagger", str(FIXTURES / "dagger" / "booking-s2.properties"), "--out", str(out)
+    )
     assert proc.returncode == 0, proc.stderr
     check = workbench("validate", str(out))
     assert check.returncode == 0, check.stderr
@@ -78,10 +86,12 @@ def test_import_dagger_writes_a_spec_that_validates(tmp_path):
 
 def test_replay_reports_unparseable_rows_with_line_numbers(tmp_path):
     rows = tmp_path / "booking.jsonl"
-    rows.write_text('{"order_number": "o1", "event_timestamp": "2026-11-21T10:00:05Z"}\n'
-                    '{"order_number": "o2", "event_timestamp": \n'
-                    '{"order_number": "o3", "event_timestamp": "2026-11-21T10:00:09Z"}\n'
-                    '{"order_number": "o4"}\n')
+    rows.write_text(
+        '{"order_number": "o1", "event_timestamp": "2026-11-21T10:00:05Z"}\n'
+        '{"order_number": "o2", "event_timestamp": \n'
+        '{"order_number": "o3", "event_timestamp": "2026-11-21T10:00:09Z"}\n'
+        '{"order_number": "o4"}\n'
+    )
     sql = tmp_path / "q.sql"
     sql.write_text("SELECT count(*) AS n FROM booking GROUP BY TUMBLE(rowtime, INTERVAL '1' HOUR)")
     out = tmp_path / "out.jsonl"
@@ -105,7 +115,14 @@ def test_replay_bad_sql_points_at_line_and_column(tmp_path):
     rows.write_text('{"order_number": "o1", "event_timestamp": "2026-11-21T10:00:05Z"}\n')
     sql = tmp_path / "q.sql"
     sql.write_text("SELECT order_number,\n  count(* AS n\nFROM booking")
-    proc = workbench("replay", "--sql", str(sql), "--table", f"booking={rows}",
-                     "--out", str(tmp_path / "o.jsonl"))
+    proc = workbench(
+        "replay",
+        "--sql",
+        str(sql),
+        "--table",
+        f"booking={rows}",
+        "--out",
+        str(tmp_path / "o.jsonl"),
+    )
     assert proc.returncode == 1
     assert "Line 2" in proc.stderr and "Expecting )" in proc.stderr

@@ -24,14 +24,23 @@ def test_influx_job_maps_streams_sql_watermark_and_sink():
     assert stream.message == "esb.booking.BookingLogMessage"  # from the Java class
     assert stream.event_timestamp_field == "event_timestamp"  # from field number 16
     assert stream.topic_pattern == "booking-log|booking-log-v2"
-    assert (stream.bootstrap_servers, stream.group_id, stream.cluster) == \
-        ("localhost:9092", "dummy-consumer-group", "local-kafka-stream")
+    assert (stream.bootstrap_servers, stream.group_id, stream.cluster) == (
+        "localhost:9092",
+        "dummy-consumer-group",
+        "local-kafka-stream",
+    )
     assert stream.starting_offsets == "latest"
-    assert stream.kafka_options == {"kafka.security.protocol": "SASL_PLAINTEXT",
-                                    "kafka.sasl.mechanism": "SCRAM-SHA-512"}
+    assert stream.kafka_options == {
+        "kafka.security.protocol": "SASL_PLAINTEXT",
+        "kafka.sasl.mechanism": "SCRAM-SHA-512",
+    }
     sink = spec.sinks[0]
-    assert (sink.type, sink.api, sink.database, sink.measurement) == \
-        ("influx", 1, "DAGGER", "concurrent_test")
+    assert (sink.type, sink.api, sink.database, sink.measurement) == (
+        "influx",
+        1,
+        "DAGGER",
+        "concurrent_test",
+    )
     assert (sink.username, sink.password, sink.retention_policy) == ("root", "root", "autogen")
     assert (sink.batch_size, sink.flush_interval_ms) == (100, 1000)
 
@@ -47,8 +56,12 @@ def test_kafka_json_sink_and_job_name_slug():
     spec = import_properties(FIXTURES / "payments-kafka.properties")
     assert spec.name == "payments-to-kafka"
     sink = spec.sinks[0]
-    assert (sink.type, sink.topic, sink.format, sink.bootstrap_servers) == \
-        ("kafka", "payments-out", "json", "localhost:9092")
+    assert (sink.type, sink.topic, sink.format, sink.bootstrap_servers) == (
+        "kafka",
+        "payments-out",
+        "json",
+        "localhost:9092",
+    )
     assert sink.kafka_options == {"kafka.linger.ms": "5"}
 
 
@@ -68,8 +81,11 @@ def test_unknown_proto_class_names_the_known_messages(tmp_path):
 
 
 def test_unknown_timestamp_field_number_lists_fields(tmp_path):
-    err = _import_changed(tmp_path, '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"8"',
-                          '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"99"')
+    err = _import_changed(
+        tmp_path,
+        '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"8"',
+        '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"99"',
+    )
     assert "Unknown field number '99'" in str(err)
     assert "8 (event_timestamp)" in str(err)
 

@@ -9,8 +9,9 @@ from workbench.exceptions import SpecError
 
 BASE = {
     "name": "surge",
-    "streams": [{"table": "booking", "message": "esb.booking.BookingLogMessage",
-                 "topics": ["booking-log"]}],
+    "streams": [
+        {"table": "booking", "message": "esb.booking.BookingLogMessage", "topics": ["booking-log"]}
+    ],
     "sql": "SELECT 1 AS x FROM booking",
 }
 
@@ -23,8 +24,11 @@ def _error(data: dict) -> SpecError:
 
 def test_minimal_spec_gets_defaults():
     parsed = spec.parse(BASE)
-    assert (parsed.emit, parsed.watermark_delay_ms, parsed.trigger_interval_ms) == \
-        ("final", 10_000, 10_000)
+    assert (parsed.emit, parsed.watermark_delay_ms, parsed.trigger_interval_ms) == (
+        "final",
+        10_000,
+        10_000,
+    )
     assert parsed.streams[0].event_timestamp_field == "event_timestamp"
     assert parsed.rowtime_attribute == "rowtime"
 
@@ -42,13 +46,16 @@ def test_unknown_stream_key_is_located():
     assert "Did you mean 'topics'?" in str(err)
 
 
-@pytest.mark.parametrize(("change", "key", "text"), [
-    ({"sql": None}, "sql", "Input should be a valid string"),
-    ({"emit": "early"}, "emit", "'final' or 'updates'"),
-    ({"watermark_delay": "ten seconds"}, "watermark_delay", "is not a duration"),
-    ({"name": "1st"}, "name", "starting with a letter"),
-    ({"streams": []}, "streams", "at least 1 item"),
-])
+@pytest.mark.parametrize(
+    ("change", "key", "text"),
+    [
+        ({"sql": None}, "sql", "Input should be a valid string"),
+        ({"emit": "early"}, "emit", "'final' or 'updates'"),
+        ({"watermark_delay": "ten seconds"}, "watermark_delay", "is not a duration"),
+        ({"name": "1st"}, "name", "starting with a letter"),
+        ({"streams": []}, "streams", "at least 1 item"),
+    ],
+)
 def test_bad_values_name_key_and_expectation(change, key, text):
     err = _error({**BASE, **change})
     assert err.key == key and text in str(err)
@@ -81,10 +88,17 @@ def test_sinks_are_validated_by_their_registered_config():
 
 
 def test_valid_sinks_parse_into_their_types():
-    parsed = spec.parse({**BASE, "sinks": [
-        {"type": "influx", "measurement": "surge", "bucket": "b"},
-        {"type": "kafka", "topic": "out", "format": "proto", "message": "esb.x.Y"},
-        {"type": "parquet", "path": "/tmp/x"}, {"type": "log"}]})
+    parsed = spec.parse(
+        {
+            **BASE,
+            "sinks": [
+                {"type": "influx", "measurement": "surge", "bucket": "b"},
+                {"type": "kafka", "topic": "out", "format": "proto", "message": "esb.x.Y"},
+                {"type": "parquet", "path": "/tmp/x"},
+                {"type": "log"},
+            ],
+        }
+    )
     assert [s.type for s in parsed.sinks] == ["influx", "kafka", "parquet", "log"]
     assert parsed.sinks[2].partition_by == ["dt", "hour"]
 

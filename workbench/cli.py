@@ -28,8 +28,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     spec = spec_module.load(args.spec) if args.spec else None
     sql = Path(args.sql).read_text(encoding="utf-8") if args.sql else None
-    result = replay(session(), dict(args.table), args.out, sql=sql, spec=spec,
-                    rowtime_field=args.rowtime_field, rejects_path=args.rejects)
+    result = replay(
+        session(),
+        dict(args.table),
+        args.out,
+        sql=sql,
+        spec=spec,
+        rowtime_field=args.rowtime_field,
+        rejects_path=args.rejects,
+    )
     rejected = f", {len(result.rejects)} rejected rows in {args.rejects}" if result.rejects else ""
     print(f"wrote {result.rows} rows to {result.out}{rejected}")
     return 0
@@ -73,8 +80,11 @@ def cmd_schemas_list(args: argparse.Namespace) -> int:
 def cmd_schemas_show(args: argparse.Namespace) -> int:
     from workbench.schemas import SchemaRegistry, ddl, default_registry
 
-    registry = SchemaRegistry(*default_registry().sources, *args.schemas) if args.schemas \
+    registry = (
+        SchemaRegistry(*default_registry().sources, *args.schemas)
+        if args.schemas
         else default_registry()
+    )
     descriptor = registry.descriptor(args.message)
     if args.json:
         print(json.dumps([f.to_dict() for f in registry.fields(args.message)], indent=2))
@@ -117,36 +127,59 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="workbench", description="Dagger Workbench: Flink-style dagger SQL on Spark.")
+        prog="workbench", description="Dagger Workbench: Flink-style dagger SQL on Spark."
+    )
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("replay", help="run dagger SQL as a batch over recorded events",
-                       description="Run a spec's SQL (or a .sql file) over JSON Lines or "
-                       "Parquet recordings; write the result rows as JSON Lines.")
+    p = sub.add_parser(
+        "replay",
+        help="run dagger SQL as a batch over recorded events",
+        description="Run a spec's SQL (or a .sql file) over JSON Lines or "
+        "Parquet recordings; write the result rows as JSON Lines.",
+    )
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("spec", nargs="?", help="a dagger spec (YAML)")
     source.add_argument("--sql", metavar="QUERY.sql", help="a file holding the dagger SQL")
-    p.add_argument("--table", action="append", type=_table_arg, required=True,
-                   metavar="NAME=PATH", help="a recording for table NAME (repeatable)")
-    p.add_argument("--rowtime-field", metavar="FIELD", default=None,
-                   help="field holding the event time: ISO-8601 or epoch ms "
-                   "(default: the spec's event_timestamp_field, else event_timestamp)")
+    p.add_argument(
+        "--table",
+        action="append",
+        type=_table_arg,
+        required=True,
+        metavar="NAME=PATH",
+        help="a recording for table NAME (repeatable)",
+    )
+    p.add_argument(
+        "--rowtime-field",
+        metavar="FIELD",
+        default=None,
+        help="field holding the event time: ISO-8601 or epoch ms "
+        "(default: the spec's event_timestamp_field, else event_timestamp)",
+    )
     p.add_argument("--out", required=True, metavar="OUT.jsonl", help="where to write rows")
-    p.add_argument("--rejects", metavar="FILE",
-                   help="write unreadable input rows here and go on (default: fail)")
+    p.add_argument(
+        "--rejects",
+        metavar="FILE",
+        help="write unreadable input rows here and go on (default: fail)",
+    )
     p.set_defaults(run=cmd_replay)
 
-    p = sub.add_parser("validate", help="check a spec without running it",
-                       description="Parse the spec, resolve its messages and fields, "
-                       "translate and analyse its SQL. Exit 1 on any error.")
+    p = sub.add_parser(
+        "validate",
+        help="check a spec without running it",
+        description="Parse the spec, resolve its messages and fields, "
+        "translate and analyse its SQL. Exit 1 on any error.",
+    )
     p.add_argument("spec", help="a dagger spec (YAML)")
     p.add_argument("--show-sql", action="store_true", help="print the translated Spark SQL")
     p.set_defaults(run=cmd_validate)
 
-    p = sub.add_parser("import-dagger", help="convert a Dagger .properties file to a spec",
-                       description="Read a Dagger job's .properties (FLINK_SQL_QUERY, STREAMS, "
-                       "SINK_*...) and print the equivalent dagger spec (YAML).")
+    p = sub.add_parser(
+        "import-dagger",
+        help="convert a Dagger .properties file to a spec",
+        description="Read a Dagger job's .properties (FLINK_SQL_QUERY, STREAMS, "
+        "SINK_*...) and print the equivalent dagger spec (YAML).",
+    )
     p.add_argument("file", metavar="FILE.properties")
     p.add_argument("--out", metavar="SPEC.yaml", help="write the spec here (default: stdout)")
     p.add_argument("--name", help="dagger name (default: FLINK_JOB_ID or the file's name)")
@@ -155,8 +188,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schemas", help="list protobuf messages or show one")
     schemas = p.add_subparsers(dest="schemas_command", metavar="ACTION", required=True)
     extra = argparse.ArgumentParser(add_help=False)
-    extra.add_argument("--schemas", action="append", default=[], metavar="PATH_OR_URL",
-                       help="extra .proto folder, descriptor set or URL (repeatable)")
+    extra.add_argument(
+        "--schemas",
+        action="append",
+        default=[],
+        metavar="PATH_OR_URL",
+        help="extra .proto folder, descriptor set or URL (repeatable)",
+    )
     q = schemas.add_parser("list", help="list known messages", parents=[extra])
     q.set_defaults(run=cmd_schemas_list)
     q = schemas.add_parser("show", help="show a message's fields", parents=[extra])
@@ -168,8 +206,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("udfs", help="list the dagger UDFs")
     p.set_defaults(run=cmd_udfs)
 
-    p = sub.add_parser("setup", help="fetch jars, build the UDF jar, compile schemas",
-                       description="Prepare everything a first run needs (idempotent).")
+    p = sub.add_parser(
+        "setup",
+        help="fetch jars, build the UDF jar, compile schemas",
+        description="Prepare everything a first run needs (idempotent).",
+    )
     p.set_defaults(run=cmd_setup)
 
     p = sub.add_parser("demo", help="run the surge-pricing dagger on generated demo events")

@@ -17,8 +17,13 @@ from workbench.spec import DaggerSpec, parse
 
 _CONSUMER = "SOURCE_KAFKA_CONSUMER_CONFIG_"
 #: consumer settings Spark's Kafka source manages itself
-_MANAGED = {"BOOTSTRAP_SERVERS", "GROUP_ID", "AUTO_OFFSET_RESET", "AUTO_COMMIT_ENABLE",
-            "ENABLE_AUTO_COMMIT"}
+_MANAGED = {
+    "BOOTSTRAP_SERVERS",
+    "GROUP_ID",
+    "AUTO_OFFSET_RESET",
+    "AUTO_COMMIT_ENABLE",
+    "ENABLE_AUTO_COMMIT",
+}
 
 
 def read_properties(path: str | Path) -> dict[str, str]:
@@ -30,8 +35,9 @@ def read_properties(path: str | Path) -> dict[str, str]:
     return {key: value.data for key, value in props.items()}
 
 
-def import_properties(path: str | Path, name: str | None = None,
-                      registry: SchemaRegistry | None = None) -> DaggerSpec:
+def import_properties(
+    path: str | Path, name: str | None = None, registry: SchemaRegistry | None = None
+) -> DaggerSpec:
     path = Path(path)
     if not path.exists():
         raise SpecError("(file)", f"no such file '{path}'", str(path))
@@ -86,11 +92,12 @@ def _stream(index: int, raw: dict[str, Any], registry: SchemaRegistry) -> dict[s
         field_number = int(get("INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX") or -1)
         event_field = registry.field_by_number(message, field_number).name
     except Exception as err:
-        raise SpecError(key, f"{err} Add the job's .proto files with $WORKBENCH_SCHEMAS.") \
-            from None
-    options = {f"kafka.{k[len(_CONSUMER):].lower().replace('_', '.')}": str(v)
-               for k, v in raw.items()
-               if k.startswith(_CONSUMER) and k[len(_CONSUMER):] not in _MANAGED}
+        raise SpecError(key, f"{err} Add the job's .proto files with $WORKBENCH_SCHEMAS.") from None
+    options = {
+        f"kafka.{k[len(_CONSUMER) :].lower().replace('_', '.')}": str(v)
+        for k, v in raw.items()
+        if k.startswith(_CONSUMER) and k[len(_CONSUMER) :] not in _MANAGED
+    }
     stream = {
         "table": get("INPUT_SCHEMA_TABLE"),
         "message": message,
@@ -108,22 +115,25 @@ def _stream(index: int, raw: dict[str, Any], registry: SchemaRegistry) -> dict[s
 def _sink(props: dict[str, str], registry: SchemaRegistry, path: Path) -> dict[str, Any]:
     kind = (props.get("SINK_TYPE") or "influx").lower()
     if kind == "influx":
-        return _drop_empty({
-            "type": "influx", "api": 1, "url": props.get("SINK_INFLUX_URL"),
-            "username": props.get("SINK_INFLUX_USERNAME"),
-            "password": props.get("SINK_INFLUX_PASSWORD"),
-            "database": props.get("SINK_INFLUX_DB_NAME"),
-            "measurement": props.get("SINK_INFLUX_MEASUREMENT_NAME"),
-            "retention_policy": props.get("SINK_INFLUX_RETENTION_POLICY"),
-            "batch_size": _int(props.get("SINK_INFLUX_BATCH_SIZE")),
-            "flush_interval_ms": _int(props.get("SINK_INFLUX_FLUSH_DURATION_MS")),
-        })
+        return _drop_empty(
+            {
+                "type": "influx",
+                "api": 1,
+                "url": props.get("SINK_INFLUX_URL"),
+                "username": props.get("SINK_INFLUX_USERNAME"),
+                "password": props.get("SINK_INFLUX_PASSWORD"),
+                "database": props.get("SINK_INFLUX_DB_NAME"),
+                "measurement": props.get("SINK_INFLUX_MEASUREMENT_NAME"),
+                "retention_policy": props.get("SINK_INFLUX_RETENTION_POLICY"),
+                "batch_size": _int(props.get("SINK_INFLUX_BATCH_SIZE")),
+                "flush_interval_ms": _int(props.get("SINK_INFLUX_FLUSH_DURATION_MS")),
+            }
+        )
     if kind == "kafka":
         return _kafka_sink(props, registry)
     if kind == "log":
         return {"type": "log"}
-    raise SpecError("SINK_TYPE", f"'{kind}' is not supported; use influx, kafka or log",
-                    str(path))
+    raise SpecError("SINK_TYPE", f"'{kind}' is not supported; use influx, kafka or log", str(path))
 
 
 def _kafka_sink(props: dict[str, str], registry: SchemaRegistry) -> dict[str, Any]:
@@ -131,13 +141,17 @@ def _kafka_sink(props: dict[str, str], registry: SchemaRegistry) -> dict[str, An
     key_class = props.get("SINK_KAFKA_PROTO_KEY")
     keys = [f.name for f in registry.descriptor(key_class).fields] if key_class else []
     message = props.get("SINK_KAFKA_PROTO_MESSAGE")
-    return _drop_empty({
-        "type": "kafka", "bootstrap_servers": props.get("SINK_KAFKA_BROKERS"),
-        "topic": props.get("SINK_KAFKA_TOPIC"), "format": "proto" if proto else "json",
-        "message": registry.resolve(message) if proto and message else None,
-        "key_columns": keys,
-        "kafka_options": _drop_empty({"kafka.linger.ms": props.get("SINK_KAFKA_LINGER_MS")}),
-    })
+    return _drop_empty(
+        {
+            "type": "kafka",
+            "bootstrap_servers": props.get("SINK_KAFKA_BROKERS"),
+            "topic": props.get("SINK_KAFKA_TOPIC"),
+            "format": "proto" if proto else "json",
+            "message": registry.resolve(message) if proto and message else None,
+            "key_columns": keys,
+            "kafka_options": _drop_empty({"kafka.linger.ms": props.get("SINK_KAFKA_LINGER_MS")}),
+        }
+    )
 
 
 def _int(value: str | None) -> int | None:

@@ -25,8 +25,12 @@ def spec_path() -> Path:
 def record(path: Path, events: int, seed: int) -> Path:
     from workbench.generator import Generator, write_jsonl
 
-    generator = Generator(seed=seed, start=datetime(2026, 11, 21, 8, 0, tzinfo=UTC),
-                         rate_per_s=200.0, out_of_order_seconds=5.0)
+    generator = Generator(
+        seed=seed,
+        start=datetime(2026, 11, 21, 8, 0, tzinfo=UTC),
+        rate_per_s=200.0,
+        out_of_order_seconds=5.0,
+    )
     write_jsonl(path, generator.take("bookings", events))
     return path
 
@@ -42,21 +46,27 @@ def run_demo(events: int = 20_000, seed: int = 7, out: str | None = None) -> int
     print(f"generated {events} booking events (seed {seed}) -> {recording}")
     spec = spec_module.load(spec_path())
     result_path = Path(out) if out else folder / "surge-pricing.jsonl"
-    result = replay(session(app_name="workbench-demo"), {"booking": str(recording)},
-                    result_path, spec=spec)
+    result = replay(
+        session(app_name="workbench-demo"), {"booking": str(recording)}, result_path, spec=spec
+    )
     rows = [json.loads(line) for line in result_path.read_text().splitlines()]
-    print(f"dagger '{spec.name}': {result.rows} rows (bookings per S2 cell, vehicle type "
-          f"and minute) -> {result.out}")
+    print(
+        f"dagger '{spec.name}': {result.rows} rows (bookings per S2 cell, vehicle type "
+        f"and minute) -> {result.out}"
+    )
     print(_table(sorted(rows, key=lambda r: -r["bookings"])[:10]))
     print(f"done in {time.monotonic() - started:.1f}s")
     return 0
 
 
 def _table(rows: list[dict]) -> str:
-    header = (f"{'window_timestamp':<26}{'tag_s2id':<22}{'vehicle':<9}"
-              f"{'bookings':>9}{'customers':>11}")
+    header = (
+        f"{'window_timestamp':<26}{'tag_s2id':<22}{'vehicle':<9}{'bookings':>9}{'customers':>11}"
+    )
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r['window_timestamp']:<26}{r['tag_s2id']:<22}{r['tag_vehicle_type']:<9}"
-                     f"{r['bookings']:>9}{r['unique_customers']:>11}")
+        lines.append(
+            f"{r['window_timestamp']:<26}{r['tag_s2id']:<22}{r['tag_vehicle_type']:<9}"
+            f"{r['bookings']:>9}{r['unique_customers']:>11}"
+        )
     return "\n".join(lines)

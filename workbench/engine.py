@@ -37,8 +37,15 @@ def view_name(job: str, table: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", f"{table}__{job}")
 
 
-def build(spark: SparkSession, sql: str, inputs: list[Input], *, job: str = "adhoc",
-          rowtime: str = "rowtime", watermark_delay_ms: int | None = None) -> Plan:
+def build(
+    spark: SparkSession,
+    sql: str,
+    inputs: list[Input],
+    *,
+    job: str = "adhoc",
+    rowtime: str = "rowtime",
+    watermark_delay_ms: int | None = None,
+) -> Plan:
     """Register ``inputs`` and plan ``sql`` over them (analysis only; nothing runs yet).
 
     ``watermark_delay_ms`` sets the event-time watermark on streaming inputs.

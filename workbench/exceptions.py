@@ -50,14 +50,19 @@ class SqlError(WorkbenchError):
     ``line`` and ``column`` are 1-based positions in the SQL the user wrote.
     """
 
-    def __init__(self, message: str, sql: str, line: int | None = None,
-                 column: int | None = None, length: int = 1):
+    def __init__(
+        self,
+        message: str,
+        sql: str,
+        line: int | None = None,
+        column: int | None = None,
+        length: int = 1,
+    ):
         self.reason, self.sql, self.line, self.column = message, sql, line, column
         super().__init__(self._render(message, sql, line, column, max(length, 1)))
 
     @staticmethod
-    def _render(message: str, sql: str, line: int | None, column: int | None,
-                length: int) -> str:
+    def _render(message: str, sql: str, line: int | None, column: int | None, length: int) -> str:
         if line is None or column is None:
             return message
         lines = sql.splitlines() or [""]

@@ -32,10 +32,16 @@ class ReplayResult:
     spark_sql: str = ""
 
 
-def replay(spark: SparkSession, tables: Mapping[str, str], out: str | Path, *,
-           sql: str | None = None, spec: DaggerSpec | None = None,
-           rowtime_field: str | None = None, rejects_path: str | Path | None = None
-           ) -> ReplayResult:
+def replay(
+    spark: SparkSession,
+    tables: Mapping[str, str],
+    out: str | Path,
+    *,
+    sql: str | None = None,
+    spec: DaggerSpec | None = None,
+    rowtime_field: str | None = None,
+    rejects_path: str | Path | None = None,
+) -> ReplayResult:
     """Run ``sql`` (or ``spec``'s SQL) over ``tables`` (table → recording path).
 
     Rows that cannot be read fail the run, unless ``rejects_path`` is given: then
@@ -52,16 +58,20 @@ def replay(spark: SparkSession, tables: Mapping[str, str], out: str | Path, *,
         inputs.append(engine.Input(table, frame, event_field))
         rejects += [{"table": table, **r} for r in recording.rejects + untimed]
     _handle_rejects(rejects, rejects_path)
-    plan = engine.build(spark, spec.sql if spec else sql or "", inputs, job="replay",
-                        rowtime=spec.rowtime_attribute if spec else "rowtime")
+    plan = engine.build(
+        spark,
+        spec.sql if spec else sql or "",
+        inputs,
+        job="replay",
+        rowtime=spec.rowtime_attribute if spec else "rowtime",
+    )
     from workbench.results import write_jsonl
 
     rows = write_jsonl(plan.result, out)
     return ReplayResult(rows, Path(out), rejects, plan.translation.sql)
 
 
-def _split_untimed(frame: DataFrame, event_field: str, path: str
-                   ) -> tuple[DataFrame, list[dict]]:
+def _split_untimed(frame: DataFrame, event_field: str, path: str) -> tuple[DataFrame, list[dict]]:
     """Rows without a readable event time are rejects too: windows cannot place them."""
     from pyspark.sql import functions as F
 
@@ -76,8 +86,9 @@ def _split_untimed(frame: DataFrame, event_field: str, path: str
     return (frame.where(ts.isNotNull()) if rejects else frame), rejects
 
 
-def _stream_schemas(spec: DaggerSpec | None, rowtime_field: str | None
-                    ) -> tuple[dict, dict[str, str]]:
+def _stream_schemas(
+    spec: DaggerSpec | None, rowtime_field: str | None
+) -> tuple[dict, dict[str, str]]:
     if spec is None:
         return {}, {}
     from workbench.streams import resolve
@@ -92,12 +103,13 @@ def _handle_rejects(rejects: list[dict], rejects_path: str | Path | None) -> Non
     if not rejects:
         return
     if rejects_path is None:
-        shown = "\n".join(f"  {r['file']}:{r['line'] or '?'}: {r['error']}"
-                           for r in rejects[:10])
+        shown = "\n".join(f"  {r['file']}:{r['line'] or '?'}: {r['error']}" for r in rejects[:10])
         more = f"\n  ... and {len(rejects) - 10} more" if len(rejects) > 10 else ""
-        raise BadRecordError(f"{len(rejects)} input row(s) cannot be read:\n{shown}{more}\n"
-                             "Fix them, or pass --rejects FILE to set them aside and go on.",
-                             rejects)
+        raise BadRecordError(
+            f"{len(rejects)} input row(s) cannot be read:\n{shown}{more}\n"
+            "Fix them, or pass --rejects FILE to set them aside and go on.",
+            rejects,
+        )
     path = Path(rejects_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:

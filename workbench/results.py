@@ -25,8 +25,9 @@ def json_lines(frame: DataFrame, ordered: bool = True) -> Iterator[str]:
     if ordered and sortable(frame):
         frame = frame.orderBy(*[F.col(f"`{c}`") for c in sortable(frame)])
     options = {"timestampFormat": TIMESTAMP_FORMAT, "ignoreNullFields": "false"}
-    lines = frame.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in frame.columns]),
-                                   options).alias("j"))
+    lines = frame.select(
+        F.to_json(F.struct(*[F.col(f"`{c}`") for c in frame.columns]), options).alias("j")
+    )
     for row in lines.toLocalIterator():
         yield row["j"]
 

@@ -28,8 +28,9 @@ def event_time(df: DataFrame, field: str) -> Column:
     if isinstance(dtype, NumericType):
         return F.timestamp_millis(value.cast("long"))
     if isinstance(dtype, StringType):
-        return (F.when(value.rlike(r"^-?[0-9]+$"), F.timestamp_millis(value.cast("long")))
-                .otherwise(F.try_to_timestamp(value)))
+        return F.when(value.rlike(r"^-?[0-9]+$"), F.timestamp_millis(value.cast("long"))).otherwise(
+            F.try_to_timestamp(value)
+        )
     return value.cast("timestamp")
 
 

@@ -41,8 +41,11 @@ def jars() -> list[str]:
     return [str(path) for spec in JAR_PROVIDERS for path in jar_provider(spec)()]
 
 
-def session(master: str | None = None, app_name: str = "dagger-workbench",
-            conf: Mapping[str, str] | None = None) -> SparkSession:
+def session(
+    master: str | None = None,
+    app_name: str = "dagger-workbench",
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
     """The active session, or a new one with the workbench's jars and UDFs.
 
     ``master`` defaults to ``$WORKBENCH_SPARK_MASTER`` or ``local[2]``.
@@ -54,10 +57,14 @@ def session(master: str | None = None, app_name: str = "dagger-workbench",
         return active
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", _python()))
     builder = SparkSession.builder.appName(app_name).master(
-        master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"))
-    settings = {**DEFAULT_CONF, "spark.jars": ",".join(jars()),
-                "spark.driver.extraJavaOptions":
-                    f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J}", **(conf or {})}
+        master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]")
+    )
+    settings = {
+        **DEFAULT_CONF,
+        "spark.jars": ",".join(jars()),
+        "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J}",
+        **(conf or {}),
+    }
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

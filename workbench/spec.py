@@ -88,16 +88,18 @@ class DaggerSpec(_Model):
     sinks: list[SinkConfig] = Field(default_factory=list)
     dead_letter: DeadLetterSpec = Field(default_factory=DeadLetterSpec)
     checkpoint: str | None = None
-    schemas: list[str] = Field(default_factory=list, description="extra .proto folders, "
-                               "descriptor-set files or URLs")
+    schemas: list[str] = Field(
+        default_factory=list, description="extra .proto folders, descriptor-set files or URLs"
+    )
     spark_conf: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
     def _job_name(cls, value: str) -> str:
         if not _NAME.match(value):
-            raise ValueError("a dagger name is letters, digits, '-' and '_', "
-                             "starting with a letter")
+            raise ValueError(
+                "a dagger name is letters, digits, '-' and '_', starting with a letter"
+            )
         return value
 
     @field_validator("watermark_delay", "trigger_interval")
@@ -137,14 +139,20 @@ class DaggerSpec(_Model):
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json", exclude_defaults=True)
         if self.sinks:
-            data["sinks"] = [s.model_dump(mode="json", exclude_defaults=True) | {"type": s.type}
-                             for s in self.sinks]
+            data["sinks"] = [
+                s.model_dump(mode="json", exclude_defaults=True) | {"type": s.type}
+                for s in self.sinks
+            ]
         return yaml.safe_dump(_ordered(data), sort_keys=False, allow_unicode=True, width=100)
 
 
 class _SinkError(ValueError):
-    def __init__(self, index: int, err: ValidationError | UnknownNameError,
-                 model: type[SinkConfig] | None = None):
+    def __init__(
+        self,
+        index: int,
+        err: ValidationError | UnknownNameError,
+        model: type[SinkConfig] | None = None,
+    ):
         self.index, self.err, self.model = index, err, model
         super().__init__(str(err))
 
@@ -175,8 +183,9 @@ def _ordered(data: dict) -> dict:
 def parse(data: Any, source: str | None = None) -> DaggerSpec:
     """Validate a mapping (already read from YAML) into a :class:`DaggerSpec`."""
     if not isinstance(data, dict):
-        raise SpecError("(top)", "a spec is a YAML mapping of keys such as name, streams, sql",
-                        source)
+        raise SpecError(
+            "(top)", "a spec is a YAML mapping of keys such as name, streams, sql", source
+        )
     try:
         return DaggerSpec.model_validate(data)
     except ValidationError as err:
@@ -214,8 +223,10 @@ def _sink_problem(loc: list, err: _SinkError) -> tuple[str, str]:
     prefix = [*loc, err.index]
     if isinstance(err.err, UnknownNameError):
         return _key([*prefix, "type"]), str(err.err)
-    found = [(_key(prefix + list(sub["loc"])), _explain(sub, list(sub["loc"]), err.model))
-             for sub in err.err.errors()]
+    found = [
+        (_key(prefix + list(sub["loc"])), _explain(sub, list(sub["loc"]), err.model))
+        for sub in err.err.errors()
+    ]
     key, message = found[0]
     return key, message + "".join(f"\n  - spec key '{k}': {m}" for k, m in found[1:])
 
@@ -245,10 +256,17 @@ def _known_keys(model: type[BaseModel] | None, loc: list) -> list[str]:
         if model is None or isinstance(part, int):
             continue
         annotation = model.model_fields[part].annotation
-        model = next((a for a in getattr(annotation, "__args__", (annotation,))
-                      if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        model = next(
+            (
+                a
+                for a in getattr(annotation, "__args__", (annotation,))
+                if isinstance(a, type) and issubclass(a, BaseModel)
+            ),
+            None,
+        )
         if model is None:  # list[...] of models
             args = getattr(annotation, "__args__", ())
-            model = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)),
-                         None)
+            model = next(
+                (a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None
+            )
     return sorted(model.model_fields) if model else []

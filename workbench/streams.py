@@ -21,8 +21,8 @@ _TIME_TYPES = {"google.protobuf.Timestamp"}
 @dataclass(frozen=True)
 class ResolvedStream:
     spec: StreamSpec
-    message: str          # full protobuf name
-    schema: Any           # pyspark StructType, as from_protobuf decodes it
+    message: str  # full protobuf name
+    schema: Any  # pyspark StructType, as from_protobuf decodes it
 
 
 def registry_for(spec: DaggerSpec) -> SchemaRegistry:
@@ -48,11 +48,14 @@ def _resolve(index: int, stream: StreamSpec, registry: SchemaRegistry) -> Resolv
         raise SpecError(f"{key}.message", str(err)) from None
     field = descriptor.fields_by_name.get(stream.event_timestamp_field)
     if field is None:
-        known = UnknownNameError("field", stream.event_timestamp_field,
-                                 [f.name for f in descriptor.fields])
+        known = UnknownNameError(
+            "field", stream.event_timestamp_field, [f.name for f in descriptor.fields]
+        )
         raise SpecError(f"{key}.event_timestamp_field", f"{known} (in {descriptor.full_name})")
     if field.message_type is not None and field.message_type.full_name not in _TIME_TYPES:
-        raise SpecError(f"{key}.event_timestamp_field",
-                        f"'{field.name}' is a {field.message_type.full_name}; the event time "
-                        "must be a google.protobuf.Timestamp (or epoch milliseconds)")
+        raise SpecError(
+            f"{key}.event_timestamp_field",
+            f"'{field.name}' is a {field.message_type.full_name}; the event time "
+            "must be a google.protobuf.Timestamp (or epoch milliseconds)",
+        )
     return ResolvedStream(stream, descriptor.full_name, spark_schema(descriptor))

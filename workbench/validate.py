@@ -25,13 +25,19 @@ class ValidationReport:
         lines = [f"ok: dagger '{self.spec.name}' (team {self.spec.team})"]
         for r in self.resolved:
             topics = ", ".join(r.spec.topics or []) or f"/{r.spec.topic_pattern}/"
-            lines.append(f"  stream {r.spec.table}: {r.message} from {topics} "
-                         f"(event time: {r.spec.event_timestamp_field})")
-        lines.append("  output columns: " + ", ".join(
-            f"{f.name} {f.dataType.simpleString()}" for f in self.output.fields))
+            lines.append(
+                f"  stream {r.spec.table}: {r.message} from {topics} "
+                f"(event time: {r.spec.event_timestamp_field})"
+            )
+        lines.append(
+            "  output columns: "
+            + ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in self.output.fields)
+        )
         sinks = ", ".join(s.type for s in self.spec.sinks) or "(none)"
-        lines.append(f"  sinks: {sinks}; emit: {self.spec.emit}; "
-                     f"watermark delay: {self.spec.watermark_delay}")
+        lines.append(
+            f"  sinks: {sinks}; emit: {self.spec.emit}; "
+            f"watermark delay: {self.spec.watermark_delay}"
+        )
         if show_sql:
             lines.append(f"  spark sql: {self.spark_sql}")
         return "\n".join(lines)
@@ -42,10 +48,15 @@ def check(spec: DaggerSpec) -> ValidationReport:
 
     resolved = streams.resolve(spec)
     spark = session()
-    inputs = [engine.Input(r.spec.table, spark.createDataFrame([], r.schema),
-                           r.spec.event_timestamp_field) for r in resolved]
-    plan = engine.build(spark, spec.sql, inputs, job=f"validate_{spec.name}",
-                        rowtime=spec.rowtime_attribute)
+    inputs = [
+        engine.Input(
+            r.spec.table, spark.createDataFrame([], r.schema), r.spec.event_timestamp_field
+        )
+        for r in resolved
+    ]
+    plan = engine.build(
+        spark, spec.sql, inputs, job=f"validate_{spec.name}", rowtime=spec.rowtime_attribute
+    )
     return ValidationReport(spec, resolved, plan.translation.sql, plan.result.schema)
 
 

@@ -20,11 +20,17 @@ def _same(actual, expected, tol: float) -> bool:
     if isinstance(expected, float) or isinstance(actual, float):
         return isinstance(actual, int | float) and math.isclose(actual, expected, rel_tol=tol)
     if isinstance(expected, list):
-        return isinstance(actual, list) and len(actual) == len(expected) and all(
-            _same(a, e, tol) for a, e in zip(actual, expected, strict=True))
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(_same(a, e, tol) for a, e in zip(actual, expected, strict=True))
+        )
     if isinstance(expected, dict):
-        return isinstance(actual, dict) and actual.keys() == expected.keys() and all(
-            _same(actual[k], expected[k], tol) for k in expected)
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == expected.keys()
+            and all(_same(actual[k], expected[k], tol) for k in expected)
+        )
     return actual == expected
 
 

@@ -41,8 +41,9 @@ def _dependency(coordinate: str, exclude: Sequence[str]) -> str:
     return _DEP.format(g=g, a=a, v=v, excl=excl)
 
 
-def fetch(name: str, coordinates: Sequence[str], exclude: Sequence[str] = (),
-          transitive: bool = True) -> list[Path]:
+def fetch(
+    name: str, coordinates: Sequence[str], exclude: Sequence[str] = (), transitive: bool = True
+) -> list[Path]:
     """Jars of ``coordinates`` (and, if ``transitive``, their runtime dependencies).
 
     ``exclude`` lists ``group:artifact`` pairs left out everywhere (e.g. jars Spark ships).
@@ -60,13 +61,22 @@ def fetch(name: str, coordinates: Sequence[str], exclude: Sequence[str] = (),
     pom = folder / "pom.xml"
     excludes = list(exclude) if transitive else ["*:*"]
     pom.write_text(_POM.format(deps="\n".join(_dependency(c, excludes) for c in coordinates)))
-    cmd = ["mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
-           f"-DoutputDirectory={folder}", "-DincludeScope=runtime"]
+    cmd = [
+        "mvn",
+        "-q",
+        "-B",
+        "-f",
+        str(pom),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={folder}",
+        "-DincludeScope=runtime",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
-        raise SetupError(f"Could not fetch {', '.join(coordinates)} from Maven:\n"
-                         + "\n".join(tail))
+        raise SetupError(
+            f"Could not fetch {', '.join(coordinates)} from Maven:\n" + "\n".join(tail)
+        )
     pom.unlink()
     stamp.write_text(key)
     return sorted(folder.glob("*.jar"))

@@ -36,6 +36,7 @@ def reader(name: str) -> Callable[[Reader], Reader]:
     def add(fn: Reader) -> Reader:
         READERS[name] = fn
         return fn
+
     return add
 
 
@@ -48,34 +49,45 @@ def detect(path: str) -> str:
             return "parquet"
         if any(ext in name for ext in (".jsonl", ".json", ".ndjson")):
             return "jsonl"
-    raise UnknownNameError("recording format", p.suffix or path, READERS,
-                           where="(name files *.jsonl, *.json or *.parquet)")
+    raise UnknownNameError(
+        "recording format",
+        p.suffix or path,
+        READERS,
+        where="(name files *.jsonl, *.json or *.parquet)",
+    )
 
 
-def read(spark: SparkSession, path: str, schema: StructType | None = None,
-         event_time_field: str = "event_timestamp") -> Recording:
+def read(
+    spark: SparkSession,
+    path: str,
+    schema: StructType | None = None,
+    event_time_field: str = "event_timestamp",
+) -> Recording:
     if not Path(path).exists():
         raise SetupError(f"No recording at '{path}': give an existing file or folder.")
     return READERS[detect(path)](spark, path, schema, event_time_field)
 
 
 @reader("parquet")
-def read_parquet(spark: SparkSession, path: str, schema: StructType | None,
-                 event_time_field: str) -> Recording:
+def read_parquet(
+    spark: SparkSession, path: str, schema: StructType | None, event_time_field: str
+) -> Recording:
     return Recording(spark.read.parquet(path))
 
 
 @reader("jsonl")
-def read_jsonl(spark: SparkSession, path: str, schema: StructType | None,
-               event_time_field: str) -> Recording:
+def read_jsonl(
+    spark: SparkSession, path: str, schema: StructType | None, event_time_field: str
+) -> Recording:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    reader_ = spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord",
-                                                             CORRUPT)
+    reader_ = spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
     if schema is not None:
-        fields = [StructField(f.name, StringType()) if f.name == event_time_field else f
-                  for f in schema.fields]
+        fields = [
+            StructField(f.name, StringType()) if f.name == event_time_field else f
+            for f in schema.fields
+        ]
         reader_ = reader_.schema(StructType([*fields, StructField(CORRUPT, StringType())]))
     frame = reader_.json(path)
     if CORRUPT not in frame.columns:
@@ -83,9 +95,12 @@ def read_jsonl(spark: SparkSession, path: str, schema: StructType | None,
     others = [c for c in frame.columns if c != CORRUPT][:1]
     if not others:  # Spark will not query the corrupt-record column alone from raw JSON
         frame = frame.cache()
-    bad = (frame.where(F.col(CORRUPT).isNotNull())
-           .select(CORRUPT, F.input_file_name().alias("file"), *others)
-           .limit(MAX_REJECTS).collect())
+    bad = (
+        frame.where(F.col(CORRUPT).isNotNull())
+        .select(CORRUPT, F.input_file_name().alias("file"), *others)
+        .limit(MAX_REJECTS)
+        .collect()
+    )
     good = frame.where(F.col(CORRUPT).isNull()).drop(CORRUPT)
     return Recording(good, _locate(bad, schema is not None))
 
@@ -102,8 +117,9 @@ def _locate(bad: list, typed: bool) -> list[dict]:
             for number, line in enumerate(handle, start=1):
                 text = line.rstrip("\n").rstrip("\r")
                 if text in texts:
-                    rejects.append({"file": local, "line": number, "error": _why(text, typed),
-                                    "raw": text})
+                    rejects.append(
+                        {"file": local, "line": number, "error": _why(text, typed), "raw": text}
+                    )
     return rejects
 
 
@@ -114,5 +130,8 @@ def _why(text: str, typed: bool) -> str:
         return f"not valid JSON: {err.msg} at column {err.colno}"
     if not isinstance(value, dict):
         return "not a JSON object (each line must be one message as an object)"
-    return "a value does not have the type the message schema expects" if typed \
+    return (
+        "a value does not have the type the message schema expects"
+        if typed
         else "cannot be read with the other rows' schema"
+    )

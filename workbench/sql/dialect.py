@@ -24,7 +24,8 @@ def dagger_dialect() -> type[Spark]:
 
         class Parser(Spark.Parser):  # type: ignore[valid-type,misc]
             FUNCTIONS = {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k not in ours}
-            FUNCTION_PARSERS = {k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items()
-                                if k not in ours}
+            FUNCTION_PARSERS = {
+                k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items() if k not in ours
+            }
 
     return Dagger

@@ -25,8 +25,13 @@ def spark_functions() -> frozenset[str]:
 
 def _error(message: str, sql: str, node: exp.Expr) -> SqlError:
     pos = positions.of(node)
-    return SqlError(message, sql, pos.line if pos else None, pos.column if pos else None,
-                    pos.length if pos else 1)
+    return SqlError(
+        message,
+        sql,
+        pos.line if pos else None,
+        pos.column if pos else None,
+        pos.length if pos else 1,
+    )
 
 
 def check_names(tree: exp.Expr, sql: str) -> None:
@@ -37,8 +42,12 @@ def check_names(tree: exp.Expr, sql: str) -> None:
         if name.upper() in special or UDFS.get(name) or name.lower() in spark_functions():
             continue
         known = [*UDFS.names(), *sorted(windows.GROUP_WINDOWS), *sorted(windows.AUXILIARY)]
-        raise _error(f"Unknown function '{name}'.{did_you_mean(name, known)} "
-                     "Spark's built-in functions are available too.", sql, node)
+        raise _error(
+            f"Unknown function '{name}'.{did_you_mean(name, known)} "
+            "Spark's built-in functions are available too.",
+            sql,
+            node,
+        )
 
 
 def rewrite(tree: exp.Expr, sql: str) -> exp.Expr:
@@ -74,9 +83,16 @@ def _distinct_count(args: list[exp.Expr]) -> exp.Expr:
     if len(args) == 1:
         value = args[0].copy()
     else:
-        not_null = exp.and_(*(exp.Not(this=exp.Is(this=a.copy(), expression=exp.Null()))
-                              for a in args))
-        value = exp.Case(ifs=[exp.If(this=not_null, true=exp.Anonymous(
-            this="struct", expressions=[a.copy() for a in args]))])
+        not_null = exp.and_(
+            *(exp.Not(this=exp.Is(this=a.copy(), expression=exp.Null())) for a in args)
+        )
+        value = exp.Case(
+            ifs=[
+                exp.If(
+                    this=not_null,
+                    true=exp.Anonymous(this="struct", expressions=[a.copy() for a in args]),
+                )
+            ]
+        )
     collected = exp.Anonymous(this="collect_set", expressions=[value])
     return exp.Anonymous(this="size", expressions=[collected])

@@ -7,8 +7,12 @@ import re
 from sqlglot import exp
 
 _UNIT_MS = {
-    "MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000,
-    "DAY": 86_400_000, "WEEK": 7 * 86_400_000,
+    "MILLISECOND": 1,
+    "SECOND": 1000,
+    "MINUTE": 60_000,
+    "HOUR": 3_600_000,
+    "DAY": 86_400_000,
+    "WEEK": 7 * 86_400_000,
 }
 
 

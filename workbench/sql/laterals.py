@@ -42,8 +42,12 @@ def _is_lateral(join: exp.Join) -> bool:
 
 def _table_function(join: exp.Join) -> exp.Anonymous | None:
     node = join.this
-    if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Anonymous) \
-            and node.this.name.upper() == "TABLE" and len(node.this.expressions) == 1:
+    if (
+        isinstance(node, exp.Lateral)
+        and isinstance(node.this, exp.Anonymous)
+        and node.this.name.upper() == "TABLE"
+        and len(node.this.expressions) == 1
+    ):
         return node.this.expressions[0]
     return None
 
@@ -53,8 +57,11 @@ def _view(join: exp.Join, sql: str, element_fields: ElementFields) -> exp.Latera
     source = join.this
     alias = source.args.get("alias")
     if not alias or not alias.args.get("columns"):
-        example = ("UNNEST(t.items) AS items (id, quantity, name)" if function is None
-                   else "LATERAL TABLE(HistogramBucket(v, '1,5')) AS T(bucket)")
+        example = (
+            "UNNEST(t.items) AS items (id, quantity, name)"
+            if function is None
+            else "LATERAL TABLE(HistogramBucket(v, '1,5')) AS T(bucket)"
+        )
         raise _error(f"Name the lateral columns, e.g. {example}.", sql, source)
     array: exp.Expr
     if function is not None:
@@ -64,17 +71,20 @@ def _view(join: exp.Join, sql: str, element_fields: ElementFields) -> exp.Latera
             raise _error("UNNEST takes one array column.", sql, source)
         array = source.expressions[0].copy()
         columns = [c.name for c in alias.args["columns"]]
-        fields = element_fields([p.name for p in array.parts]) \
-            if isinstance(array, exp.Column) else None
-        generator = "inline" if (bool(fields) if fields is not None else len(columns) > 1) \
-            else "explode"
+        fields = (
+            element_fields([p.name for p in array.parts]) if isinstance(array, exp.Column) else None
+        )
+        generator = (
+            "inline" if (bool(fields) if fields is not None else len(columns) > 1) else "explode"
+        )
         array = _by_name(array, columns, fields or [])
     outer = join.side == "LEFT"
     return exp.Lateral(
         this=exp.Anonymous(this=generator + ("_outer" if outer else ""), expressions=[array]),
         view=True,
-        alias=exp.TableAlias(this=alias.this.copy(),
-                             columns=[c.copy() for c in alias.args["columns"]]),
+        alias=exp.TableAlias(
+            this=alias.this.copy(), columns=[c.copy() for c in alias.args["columns"]]
+        ),
     )
 
 
@@ -85,8 +95,11 @@ def _by_name(array: exp.Expr, columns: list[str], fields: list[str]) -> exp.Expr
     schema may order fields differently, so names that match fields bind by name.
     """
     lowered = {f.lower(): f for f in fields}
-    if not fields or [c.lower() for c in columns] == [f.lower() for f in fields] \
-            or not all(c.lower() in lowered for c in columns):
+    if (
+        not fields
+        or [c.lower() for c in columns] == [f.lower() for f in fields]
+        or not all(c.lower() in lowered for c in columns)
+    ):
         return array
     pairs = ", ".join(f"'{c}', __x.`{lowered[c.lower()]}`" for c in columns)
     return substitute(f"transform({{0}}, __x -> named_struct({pairs}))", [array])

@@ -36,9 +36,13 @@ def check_and_rename(tree: exp.Expr, sql: str, views: Mapping[str, str]) -> list
         name = lookup.get(table.name.lower())
         if name is None:
             pos = positions.of(table)
-            raise SqlError(f"Unknown table '{table.name}'.{did_you_mean(table.name, views)}",
-                           sql, pos.line if pos else None, pos.column if pos else None,
-                           pos.length if pos else 1)
+            raise SqlError(
+                f"Unknown table '{table.name}'.{did_you_mean(table.name, views)}",
+                sql,
+                pos.line if pos else None,
+                pos.column if pos else None,
+                pos.length if pos else 1,
+            )
         if name not in used:
             used.append(name)
         if views[name] != table.name:

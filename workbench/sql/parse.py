@@ -20,12 +20,16 @@ def parse(sql: str) -> exp.Query:
     except TokenError as err:
         raise SqlError(f"Cannot read the SQL: {err}.", sql) from None
     if len(statements) != 1:
-        raise SqlError(f"Expected one SQL query, found {len(statements)}: remove the extra "
-                       "statements (a dagger runs a single query).", sql)
+        raise SqlError(
+            f"Expected one SQL query, found {len(statements)}: remove the extra "
+            "statements (a dagger runs a single query).",
+            sql,
+        )
     tree = statements[0]
     if not isinstance(tree, exp.Query):
-        raise SqlError(f"A dagger's SQL must be a query (SELECT ...), not {tree.key.upper()}.",
-                       sql, 1, 1)
+        raise SqlError(
+            f"A dagger's SQL must be a query (SELECT ...), not {tree.key.upper()}.", sql, 1, 1
+        )
     return tree
 
 

@@ -19,14 +19,15 @@ from workbench.sql.parse import parse
 
 @dataclass(frozen=True)
 class Translation:
-    source: str                 # the dagger SQL as written
-    sql: str                    # the Spark SQL to run
-    tables: list[str]           # stream tables the query reads, in order of use
+    source: str  # the dagger SQL as written
+    sql: str  # the Spark SQL to run
+    tables: list[str]  # stream tables the query reads, in order of use
     views: dict[str, str] = field(default_factory=dict)  # table → view name used in ``sql``
 
 
-def translate(sql: str, tables: Mapping[str, Any] | Iterable[str],
-              views: Mapping[str, str] | None = None) -> Translation:
+def translate(
+    sql: str, tables: Mapping[str, Any] | Iterable[str], views: Mapping[str, str] | None = None
+) -> Translation:
     """Spark SQL for ``sql`` over ``tables``.
 
     ``tables`` maps each stream table to its Spark schema (a ``StructType``, used to
@@ -66,11 +67,13 @@ def _keep_names(originals: list[tuple[exp.Select, int, str]]) -> None:
             projection.replace(exp.alias_(projection, exp.to_identifier(text, quoted=True)))
 
 
-def _element_fields(tree: exp.Expr, schemas: Mapping[str, Any],
-                    views: Mapping[str, str]) -> laterals.ElementFields:
+def _element_fields(
+    tree: exp.Expr, schemas: Mapping[str, Any], views: Mapping[str, str]
+) -> laterals.ElementFields:
     by_view = {view.lower(): schemas.get(table) for table, view in views.items()}
-    aliases = {t.alias_or_name.lower(): by_view.get(t.name.lower())
-               for t in tree.find_all(exp.Table)}
+    aliases = {
+        t.alias_or_name.lower(): by_view.get(t.name.lower()) for t in tree.find_all(exp.Table)
+    }
 
     def answer(parts: list[str]) -> list[str] | None:
         head = parts[0].lower()

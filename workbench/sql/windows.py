@@ -27,15 +27,20 @@ def _name(node: exp.Expr) -> str | None:
 
 def _error(message: str, sql: str, node: exp.Expr) -> SqlError:
     pos = positions.of(node)
-    return SqlError(message, sql, pos.line if pos else None, pos.column if pos else None,
-                    pos.length if pos else 1)
+    return SqlError(
+        message,
+        sql,
+        pos.line if pos else None,
+        pos.column if pos else None,
+        pos.length if pos else 1,
+    )
 
 
 @dataclass(frozen=True)
 class GroupWindow:
     kind: str
     args: tuple[str, ...]  # canonical SQL of the arguments, to match auxiliary calls
-    spark_column: str      # name of the struct column Spark creates
+    spark_column: str  # name of the struct column Spark creates
 
 
 def rewrite(tree: exp.Expr, sql: str) -> exp.Expr:
@@ -60,8 +65,11 @@ def _rewrite_group(select: exp.Select, sql: str) -> GroupWindow | None:
     kind = _name(call) or ""
     spark_fn, arity = GROUP_WINDOWS[kind]
     if len(call.expressions) != arity:
-        usage = {"TUMBLE": "TUMBLE(rowtime, size)", "HOP": "HOP(rowtime, slide, size)",
-                 "SESSION": "SESSION(rowtime, gap)"}[kind]
+        usage = {
+            "TUMBLE": "TUMBLE(rowtime, size)",
+            "HOP": "HOP(rowtime, slide, size)",
+            "SESSION": "SESSION(rowtime, gap)",
+        }[kind]
         raise _error(f"{kind} takes {arity} arguments: {usage}.", sql, call)
     time_col, *durations = call.expressions
     spark_args = [_duration(d, sql, call) for d in durations]
@@ -74,8 +82,7 @@ def _rewrite_group(select: exp.Select, sql: str) -> GroupWindow | None:
 def _duration(node: exp.Expr, sql: str, call: exp.Expr) -> exp.Literal:
     ms = intervals.millis(node)
     if ms is None or ms <= 0:
-        raise _error("Window sizes are interval literals such as INTERVAL '60' SECOND.",
-                     sql, call)
+        raise _error("Window sizes are interval literals such as INTERVAL '60' SECOND.", sql, call)
     return exp.Literal.string(intervals.spark_duration(ms))
 
 
@@ -97,6 +104,8 @@ def _rewrite_auxiliary(select: exp.Select, window: GroupWindow | None, sql: str)
 def _window_part(column: str, part: str) -> exp.Expr:
     if part == "ROWTIME":  # Flink: the window's last millisecond, still a time attribute
         end = exp.column("end", table=column)
-        return exp.Sub(this=end, expression=exp.Interval(this=exp.Literal.string("1"),
-                                                         unit=exp.Var(this="MILLISECOND")))
+        return exp.Sub(
+            this=end,
+            expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND")),
+        )
     return exp.column(part.lower(), table=column)

@@ -29,23 +29,46 @@ def _percentile(args: list[exp.Expr]) -> exp.Expr:
     p = p if isinstance(p, exp.Literal) else exp.Anonymous(this="last", expressions=[p])
     pos = "(CAST({0} AS DOUBLE) * (size(__s) + 1) / 100)"
     low, high = f"__s[CAST(floor({pos}) AS INT) - 1]", f"__s[CAST(floor({pos}) AS INT)]"
-    body = (f"CASE WHEN size(__s) = 0 THEN CAST('NaN' AS DOUBLE) WHEN {pos} < 1 THEN __s[0] "
-            f"WHEN {pos} >= size(__s) THEN __s[size(__s) - 1] "
-            f"ELSE {low} + ({pos} - floor({pos})) * ({high} - {low}) END")
-    return substitute("aggregate(array(array_sort(collect_list(CAST({1} AS DOUBLE)))), "
-                      f"CAST(NULL AS DOUBLE), (__acc, __s) -> {body})", [p, value])
+    body = (
+        f"CASE WHEN size(__s) = 0 THEN CAST('NaN' AS DOUBLE) WHEN {pos} < 1 THEN __s[0] "
+        f"WHEN {pos} >= size(__s) THEN __s[size(__s) - 1] "
+        f"ELSE {low} + ({pos} - floor({pos})) * ({high} - {low}) END"
+    )
+    return substitute(
+        "aggregate(array(array_sort(collect_list(CAST({1} AS DOUBLE)))), "
+        f"CAST(NULL AS DOUBLE), (__acc, __s) -> {body})",
+        [p, value],
+    )
 
 
-UDFS.add(Rewrite(
-    name="DistinctCount", params=("value ANY",), returns="int", kind="aggregate",
-    doc="Exact number of distinct non-null values (compared as strings, as in Dagger).",
-    template="size(collect_set(CAST({0} AS STRING)))"))
-UDFS.add(Rewrite(
-    name="CollectArray", params=("value ANY",), returns="array", kind="aggregate",
-    doc="All values of the group in arrival order, NULLs kept; CollectArray(DISTINCT x) dedupes.",
-    template=_collect_array))
+UDFS.add(
+    Rewrite(
+        name="DistinctCount",
+        params=("value ANY",),
+        returns="int",
+        kind="aggregate",
+        doc="Exact number of distinct non-null values (compared as strings, as in Dagger).",
+        template="size(collect_set(CAST({0} AS STRING)))",
+    )
+)
+UDFS.add(
+    Rewrite(
+        name="CollectArray",
+        params=("value ANY",),
+        returns="array",
+        kind="aggregate",
+        doc="All values of the group in arrival order, NULLs kept; CollectArray(DISTINCT x) dedupes.",
+        template=_collect_array,
+    )
+)
 for _name in ("Percentile", "PercentileAggregator"):
-    UDFS.add(Rewrite(
-        name=_name, params=("percentile DOUBLE", "value DOUBLE"), returns="double",
-        kind="aggregate", template=_percentile,
-        doc="The `percentile`-th (0-100) percentile of `value`, commons-math legacy estimation."))
+    UDFS.add(
+        Rewrite(
+            name=_name,
+            params=("percentile DOUBLE", "value DOUBLE"),
+            returns="double",
+            kind="aggregate",
+            template=_percentile,
+            doc="The `percentile`-th (0-100) percentile of `value`, commons-math legacy estimation.",
+        )
+    )

@@ -25,29 +25,59 @@ def _format_time(args: list[exp.Expr]) -> exp.Expr:
     return substitute("date_format(from_utc_timestamp({0}, {1}), {2})", [ts, zone, pattern])
 
 
-UDFS.add(Rewrite(
-    name="StartOfWeek", params=("epoch_millis BIGINT", "time_zone STRING"), returns="bigint",
-    doc="Epoch ms of Monday 00:00 of the (ISO) week holding the instant, in `time_zone`.",
-    template=f"unix_millis(to_utc_timestamp(date_trunc('WEEK', {_LOCAL_MS}), {{1}}))"))
-UDFS.add(Rewrite(
-    name="EndOfWeek", params=("epoch_millis BIGINT", "time_zone STRING"), returns="bigint",
-    doc="Epoch ms of the week's last millisecond (Sunday 23:59:59.999) in `time_zone`.",
-    template="unix_millis(to_utc_timestamp(date_trunc('WEEK', "
-             f"{_LOCAL_MS}) + INTERVAL 7 DAYS, {{1}})) - 1"))
-UDFS.add(Rewrite(
-    name="StartOfMonth", params=("epoch_seconds BIGINT", "time_zone STRING"), returns="bigint",
-    doc="Epoch seconds of the 1st of the month, 00:00, in `time_zone`.",
-    template=f"unix_seconds(to_utc_timestamp(date_trunc('MONTH', {_LOCAL_S}), {{1}}))"))
-UDFS.add(Rewrite(
-    name="EndOfMonth", params=("epoch_seconds BIGINT", "time_zone STRING"), returns="bigint",
-    doc="Epoch seconds of the month's last second (23:59:59) in `time_zone`.",
-    template="unix_seconds(to_utc_timestamp(add_months(date_trunc('MONTH', "
-             f"{_LOCAL_S}), 1), {{1}})) - 1"))
-UDFS.add(Rewrite(
-    name="TimestampFromUnix", params=("epoch_seconds BIGINT",), returns="timestamp",
-    doc="Timestamp of `epoch_seconds` (Dagger takes the absolute value).",
-    template="timestamp_seconds(abs(CAST({0} AS BIGINT)))"))
-UDFS.add(Rewrite(
-    name="FormatTimeInZone", params=("ts TIMESTAMP", "time_zone STRING", "format STRING"),
-    returns="string", doc="`ts` formatted with a date pattern in `time_zone`.",
-    template=_format_time))
+UDFS.add(
+    Rewrite(
+        name="StartOfWeek",
+        params=("epoch_millis BIGINT", "time_zone STRING"),
+        returns="bigint",
+        doc="Epoch ms of Monday 00:00 of the (ISO) week holding the instant, in `time_zone`.",
+        template=f"unix_millis(to_utc_timestamp(date_trunc('WEEK', {_LOCAL_MS}), {{1}}))",
+    )
+)
+UDFS.add(
+    Rewrite(
+        name="EndOfWeek",
+        params=("epoch_millis BIGINT", "time_zone STRING"),
+        returns="bigint",
+        doc="Epoch ms of the week's last millisecond (Sunday 23:59:59.999) in `time_zone`.",
+        template="unix_millis(to_utc_timestamp(date_trunc('WEEK', "
+        f"{_LOCAL_MS}) + INTERVAL 7 DAYS, {{1}})) - 1",
+    )
+)
+UDFS.add(
+    Rewrite(
+        name="StartOfMonth",
+        params=("epoch_seconds BIGINT", "time_zone STRING"),
+        returns="bigint",
+        doc="Epoch seconds of the 1st of the month, 00:00, in `time_zone`.",
+        template=f"unix_seconds(to_utc_timestamp(date_trunc('MONTH', {_LOCAL_S}), {{1}}))",
+    )
+)
+UDFS.add(
+    Rewrite(
+        name="EndOfMonth",
+        params=("epoch_seconds BIGINT", "time_zone STRING"),
+        returns="bigint",
+        doc="Epoch seconds of the month's last second (23:59:59) in `time_zone`.",
+        template="unix_seconds(to_utc_timestamp(add_months(date_trunc('MONTH', "
+        f"{_LOCAL_S}), 1), {{1}})) - 1",
+    )
+)
+UDFS.add(
+    Rewrite(
+        name="TimestampFromUnix",
+        params=("epoch_seconds BIGINT",),
+        returns="timestamp",
+        doc="Timestamp of `epoch_seconds` (Dagger takes the absolute value).",
+        template="timestamp_seconds(abs(CAST({0} AS BIGINT)))",
+    )
+)
+UDFS.add(
+    Rewrite(
+        name="FormatTimeInZone",
+        params=("ts TIMESTAMP", "time_zone STRING", "format STRING"),
+        returns="string",
+        doc="`ts` formatted with a date pattern in `time_zone`.",
+        template=_format_time,
+    )
+)

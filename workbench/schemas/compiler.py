@@ -66,7 +66,7 @@ def compile_protos(folders: Iterable[str | Path]) -> Path:
     if not sources:
         where = ", ".join(str(r) for r in roots) or "(no folder given)"
         raise SchemaError(f"No .proto files found in {where}: point to a folder of .proto files.")
-    out = subdir("schemas") / f"protoc-{_digest(roots, sources)}.desc"
+    out = subdir("schemas") / f"protoc-{_digest(sources)}.desc"
     if not out.exists():
         _run_protoc(roots, [rel for _, rel in sources], out)
     return out
@@ -90,14 +90,12 @@ def _reject_shadowed(sources: list[tuple[Path, str]]) -> None:
         seen[rel] = root
 
 
-def _digest(roots: list[Path], sources: list[tuple[Path, str]]) -> str:
-    from grpc_tools import protoc
-
-    h = hashlib.sha256(f"{protoc.__file__}:{_tools_version()}".encode())
-    for root in roots:
-        h.update(f"\0root:{root}".encode())
+def _digest(sources: list[tuple[Path, str]]) -> str:
+    """What the output depends on: protoc's version and each file's import path and text
+    (not the folders: the same files anywhere give the same descriptor set)."""
+    h = hashlib.sha256(f"grpcio-tools {_tools_version()}".encode())
     for root, rel in sources:
-        h.update(f"\0{root}:{rel}\0".encode())
+        h.update(f"\0{rel}\0".encode())
         h.update((root / rel).read_bytes())
     return h.hexdigest()[:24]
 

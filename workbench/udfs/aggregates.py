@@ -57,7 +57,8 @@ UDFS.add(
         params=("value ANY",),
         returns="array",
         kind="aggregate",
-        doc="All values of the group in arrival order, NULLs kept; CollectArray(DISTINCT x) dedupes.",
+        doc="All values of the group in arrival order, NULLs kept; "
+        "CollectArray(DISTINCT x) dedupes.",
         template=_collect_array,
     )
 )
@@ -69,6 +70,7 @@ for _name in ("Percentile", "PercentileAggregator"):
             returns="double",
             kind="aggregate",
             template=_percentile,
-            doc="The `percentile`-th (0-100) percentile of `value`, commons-math legacy estimation.",
+            doc="The `percentile`-th (0-100) percentile of `value`, "
+            "commons-math legacy estimation.",
         )
     )

@@ -11,7 +11,8 @@ UDFS.add(
         returns="string",
         doc="Element at 0-based `index` as a string; negative counts from the end; NULL when out "
         "of range.",
-        template="CAST(try_element_at({0}, CASE WHEN {1} >= 0 THEN {1} + 1 ELSE {1} END) AS STRING)",
+        template="CAST(try_element_at({0}, CASE WHEN {1} >= 0 THEN {1} + 1 ELSE {1} END) "
+        "AS STRING)",
     )
 )
 UDFS.add(

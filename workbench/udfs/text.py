@@ -20,7 +20,8 @@ UDFS.add(
         name="JsonQuery",
         params=("json STRING", "path STRING"),
         returns="string",
-        doc="The node a JSONPath selects, as JSON text (strings keep their quotes); NULL if absent.",
+        doc="The node a JSONPath selects, as JSON text (strings keep their quotes); "
+        "NULL if absent.",
         java_class=f"{_PACKAGE}.JsonQuery",
     )
 )

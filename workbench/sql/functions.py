@@ -11,7 +11,7 @@ from importlib import resources
 
 from sqlglot import exp
 
-from workbench.exceptions import SqlError, did_you_mean
+from workbench.exceptions import did_you_mean
 from workbench.sql import positions, windows
 from workbench.udfs import UDFS
 
@@ -23,17 +23,6 @@ def spark_functions() -> frozenset[str]:
     return frozenset(line.strip().lower() for line in text.splitlines() if line.strip())
 
 
-def _error(message: str, sql: str, node: exp.Expr) -> SqlError:
-    pos = positions.of(node)
-    return SqlError(
-        message,
-        sql,
-        pos.line if pos else None,
-        pos.column if pos else None,
-        pos.length if pos else 1,
-    )
-
-
 def check_names(tree: exp.Expr, sql: str) -> None:
     """Every called function is a Dagger UDF, a Flink group window or a Spark built-in."""
     special = set(windows.GROUP_WINDOWS) | set(windows.AUXILIARY) | {"TABLE"}
@@ -42,7 +31,7 @@ def check_names(tree: exp.Expr, sql: str) -> None:
         if name.upper() in special or UDFS.get(name) or name.lower() in spark_functions():
             continue
         known = [*UDFS.names(), *sorted(windows.GROUP_WINDOWS), *sorted(windows.AUXILIARY)]
-        raise _error(
+        raise positions.error(
             f"Unknown function '{name}'.{did_you_mean(name, known)} "
             "Spark's built-in functions are available too.",
             sql,
@@ -61,7 +50,9 @@ def rewrite(tree: exp.Expr, sql: str) -> exp.Expr:
             if udf is None:
                 return node
             if not udf.arity_ok(len(node.expressions)):
-                raise _error(f"{udf.name} takes {_arity(udf)}: {udf.signature}.", sql, node)
+                raise positions.error(
+                    f"{udf.name} takes {_arity(udf)}: {udf.signature}.", sql, node
+                )
             return udf.rewrite(list(node.expressions)) or node
         return node
 

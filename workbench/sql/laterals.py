@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from workbench.exceptions import SqlError
 from workbench.sql import positions
 from workbench.udfs.registry import substitute
 
@@ -62,13 +61,13 @@ def _view(join: exp.Join, sql: str, element_fields: ElementFields) -> exp.Latera
             if function is None
             else "LATERAL TABLE(HistogramBucket(v, '1,5')) AS T(bucket)"
         )
-        raise _error(f"Name the lateral columns, e.g. {example}.", sql, source)
+        raise positions.error(f"Name the lateral columns, e.g. {example}.", sql, source)
     array: exp.Expr
     if function is not None:
         generator, array = "explode", function.copy()
     else:
         if len(source.expressions) != 1:
-            raise _error("UNNEST takes one array column.", sql, source)
+            raise positions.error("UNNEST takes one array column.", sql, source)
         array = source.expressions[0].copy()
         columns = [c.name for c in alias.args["columns"]]
         fields = (
@@ -103,8 +102,3 @@ def _by_name(array: exp.Expr, columns: list[str], fields: list[str]) -> exp.Expr
         return array
     pairs = ", ".join(f"'{c}', __x.`{lowered[c.lower()]}`" for c in columns)
     return substitute(f"transform({{0}}, __x -> named_struct({pairs}))", [array])
-
-
-def _error(message: str, sql: str, node: exp.Expr) -> SqlError:
-    pos = next((p for p in (positions.of(n) for n in node.walk()) if p), None)
-    return SqlError(message, sql, pos.line if pos else None, pos.column if pos else None)

@@ -8,6 +8,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import TokenError
 
+from workbench.exceptions import SqlError
+
 
 @dataclass(frozen=True)
 class Position:
@@ -40,3 +42,16 @@ def locate(sql: str, name: str, followed_by: str | None = None) -> Position | No
         length = token.end - token.start + 1
         return Position(token.line, token.col - length + 1, length)
     return None
+
+
+def first_in(node: exp.Expr) -> Position | None:
+    """The position of ``node``, or of the first node under it that has one."""
+    return next((p for p in (of(n) for n in node.walk()) if p), None)
+
+
+def error(message: str, sql: str, node: exp.Expr) -> SqlError:
+    """A :class:`SqlError` pointing at ``node`` (or the first located node under it)."""
+    pos = first_in(node)
+    if pos is None:
+        return SqlError(message, sql)
+    return SqlError(message, sql, pos.line, pos.column, pos.length)

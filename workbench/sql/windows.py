@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from workbench.exceptions import SqlError
 from workbench.sql import intervals, positions
 
 #: group window function -> (Spark window function, number of arguments)
@@ -23,17 +22,6 @@ AUXILIARY = {f"{w}_{p}": (w, p) for w in GROUP_WINDOWS for p in _AUX_PARTS}
 
 def _name(node: exp.Expr) -> str | None:
     return node.name.upper() if isinstance(node, exp.Anonymous) else None
-
-
-def _error(message: str, sql: str, node: exp.Expr) -> SqlError:
-    pos = positions.of(node)
-    return SqlError(
-        message,
-        sql,
-        pos.line if pos else None,
-        pos.column if pos else None,
-        pos.length if pos else 1,
-    )
 
 
 @dataclass(frozen=True)
@@ -50,7 +38,9 @@ def rewrite(tree: exp.Expr, sql: str) -> exp.Expr:
         _rewrite_auxiliary(select, window, sql)
     for node in tree.find_all(exp.Anonymous):  # anything left is misplaced
         if _name(node) in GROUP_WINDOWS:
-            raise _error(f"{_name(node)}(...) is a group window: use it in GROUP BY.", sql, node)
+            raise positions.error(
+                f"{_name(node)}(...) is a group window: use it in GROUP BY.", sql, node
+            )
     return tree
 
 
@@ -60,7 +50,7 @@ def _rewrite_group(select: exp.Select, sql: str) -> GroupWindow | None:
     if not calls:
         return None
     if len(calls) > 1:
-        raise _error("Only one group window per GROUP BY.", sql, calls[1])
+        raise positions.error("Only one group window per GROUP BY.", sql, calls[1])
     call = calls[0]
     kind = _name(call) or ""
     spark_fn, arity = GROUP_WINDOWS[kind]
@@ -70,7 +60,7 @@ def _rewrite_group(select: exp.Select, sql: str) -> GroupWindow | None:
             "HOP": "HOP(rowtime, slide, size)",
             "SESSION": "SESSION(rowtime, gap)",
         }[kind]
-        raise _error(f"{kind} takes {arity} arguments: {usage}.", sql, call)
+        raise positions.error(f"{kind} takes {arity} arguments: {usage}.", sql, call)
     time_col, *durations = call.expressions
     spark_args = [_duration(d, sql, call) for d in durations]
     if kind == "HOP":
@@ -82,7 +72,9 @@ def _rewrite_group(select: exp.Select, sql: str) -> GroupWindow | None:
 def _duration(node: exp.Expr, sql: str, call: exp.Expr) -> exp.Literal:
     ms = intervals.millis(node)
     if ms is None or ms <= 0:
-        raise _error("Window sizes are interval literals such as INTERVAL '60' SECOND.", sql, call)
+        raise positions.error(
+            "Window sizes are interval literals such as INTERVAL '60' SECOND.", sql, call
+        )
     return exp.Literal.string(intervals.spark_duration(ms))
 
 
@@ -94,10 +86,14 @@ def _rewrite_auxiliary(select: exp.Select, window: GroupWindow | None, sql: str)
             continue
         kind, part = AUXILIARY[name]
         if window is None or window.kind != kind:
-            raise _error(f"{name} needs GROUP BY {kind}(...) in the same SELECT.", sql, node)
+            raise positions.error(
+                f"{name} needs GROUP BY {kind}(...) in the same SELECT.", sql, node
+            )
         if tuple(a.sql() for a in node.expressions) != window.args:
             expected = f"{kind}({', '.join(window.args)})"
-            raise _error(f"{name} must repeat the arguments of GROUP BY {expected}.", sql, node)
+            raise positions.error(
+                f"{name} must repeat the arguments of GROUP BY {expected}.", sql, node
+            )
         node.replace(_window_part(window.spark_column, part))
 
 

@@ -7,7 +7,6 @@ S2 cells come from s2sphere, geohash and haversine are written here.
 from __future__ import annotations
 
 import json
-import math
 import re
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 import s2sphere
 import yaml
+from geo_reference import haversine_km
 
 import workbench
 from workbench.generator import Generator, write_jsonl
@@ -64,15 +64,6 @@ def geohash(lat: float, lng: float, length: int) -> str:
         if i % 5 == 4:
             code, bits = code + BASE32[bits], 0
     return code
-
-
-def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    a = (
-        math.sin((p2 - p1) / 2) ** 2
-        + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lng2 - lng1) / 2) ** 2
-    )
-    return 2 * 6371 * math.asin(math.sqrt(a))
 
 
 def surge_expected(bookings: list[dict]) -> Counter:

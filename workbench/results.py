@@ -22,8 +22,9 @@ def json_lines(frame: DataFrame, ordered: bool = True) -> Iterator[str]:
     """One JSON object per row, NULLs kept, in a stable order (all sortable columns)."""
     from pyspark.sql import functions as F
 
-    if ordered and sortable(frame):
-        frame = frame.orderBy(*[F.col(f"`{c}`") for c in sortable(frame)])
+    keys = sortable(frame) if ordered else []
+    if keys:
+        frame = frame.orderBy(*[F.col(f"`{c}`") for c in keys])
     options = {"timestampFormat": TIMESTAMP_FORMAT, "ignoreNullFields": "false"}
     lines = frame.select(
         F.to_json(F.struct(*[F.col(f"`{c}`") for c in frame.columns]), options).alias("j")

@@ -7,6 +7,7 @@ needs is gathered here from the providers in :data:`JAR_PROVIDERS`.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from pathlib import Path
@@ -55,7 +56,7 @@ def session(
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", _python()))
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers use this interpreter
     builder = SparkSession.builder.appName(app_name).master(
         master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]")
     )
@@ -73,9 +74,3 @@ def session(
 
     UDFS.register_all(spark)
     return spark
-
-
-def _python() -> str:
-    import sys
-
-    return sys.executable

@@ -18,6 +18,7 @@ from fractions import Fraction
 import pytest
 import s2sphere
 import sqlglot
+from geo_reference import haversine_km
 
 from workbench.exceptions import SetupError
 from workbench.udfs import UDFS, jvm
@@ -259,15 +260,6 @@ def distance_sql(*args: str) -> str:
     """Spark SQL for ``Distance(args)``, through the registry's rewrite."""
     call = UDFS.require("Distance").rewrite([sqlglot.parse_one(a, read="spark") for a in args])
     return call.sql(dialect="spark")
-
-
-def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    a = (
-        math.sin((p2 - p1) / 2) ** 2
-        + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lng2 - lng1) / 2) ** 2
-    )
-    return 2 * 6371 * math.asin(math.sqrt(a))
 
 
 def chord_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:

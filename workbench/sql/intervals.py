@@ -38,10 +38,3 @@ def millis(node: exp.Expr) -> int | None:
         return int(float(text) * (_unit(unit.name) or 0))
     except ValueError:
         return None
-
-
-def spark_duration(ms: int) -> str:
-    """The duration string Spark's ``window``/``session_window`` take."""
-    if ms % 1000:
-        return f"{ms} milliseconds"
-    return f"{ms // 1000} seconds"

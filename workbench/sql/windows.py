@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from workbench.durations import spark_interval
 from workbench.sql import intervals, positions
 
 #: group window function -> (Spark window function, number of arguments)
@@ -75,7 +76,7 @@ def _duration(node: exp.Expr, sql: str, call: exp.Expr) -> exp.Literal:
         raise positions.error(
             "Window sizes are interval literals such as INTERVAL '60' SECOND.", sql, call
         )
-    return exp.Literal.string(intervals.spark_duration(ms))
+    return exp.Literal.string(spark_interval(ms))
 
 
 def _rewrite_auxiliary(select: exp.Select, window: GroupWindow | None, sql: str) -> None:

@@ -16,7 +16,7 @@ packages register through the ``workbench.udfs`` entry-point group.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Literal
 
@@ -84,7 +84,6 @@ class Rewrite(Udf):
     or a callable building the expression from the argument expressions."""
 
     template: str | Callable[[list[exp.Expr]], exp.Expr] = ""
-    _parsed: list = field(default_factory=list, compare=False, repr=False)
 
     def rewrite(self, args: list[exp.Expr]) -> exp.Expr:
         if callable(self.template):

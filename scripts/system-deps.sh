@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
 # Debian packages the workbench needs: a JDK (javac builds the UDF jar) and Maven (fetches
-# jars). Installs only what is missing, so it is quick when everything is there.
+# jars). With the argument `test`, also the time-series servers the tests run: InfluxDB 1.x
+# and VictoriaMetrics. Installs only what is missing, so it is quick when everything is there.
 set -euo pipefail
+
+case "${1:-}" in
+  "" | test) ;;
+  *) echo "usage: $0 [test]" >&2; exit 2 ;;
+esac
 
 need=()
 command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need+=(maven)
+if [ "${1:-}" = "test" ]; then
+  command -v influxd >/dev/null 2>&1 || need+=(influxdb)
+  command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
+fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

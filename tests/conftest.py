@@ -8,6 +8,8 @@ import pytest
 
 os.environ.setdefault("WORKBENCH_SPARK_MASTER", "local[2]")
 
+pytest_plugins = ["services_kafka", "services_timeseries"]
+
 
 @pytest.fixture(scope="session")
 def spark():

@@ -218,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7, help="generator seed")
     p.add_argument("--out", default=None, help="result file (default: under .workbench/demo)")
     p.set_defaults(run=cmd_demo)
+
+    from workbench.cli_streaming import add_commands
+
+    add_commands(sub)
     return parser
 
 

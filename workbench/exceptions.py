@@ -85,3 +85,15 @@ class BadRecordError(WorkbenchError):
 
 class SetupError(WorkbenchError):
     """A missing tool, jar or service the workbench needs, with how to get it."""
+
+
+class SinkError(WorkbenchError):
+    """Rows a sink cannot write: they do not fit it, or its server refused them.
+
+    ``sink`` names the sink (type and target); ``status`` and ``detail`` are the server's
+    HTTP status and error text when the server refused the rows.
+    """
+
+    def __init__(self, sink: str, message: str, status: int | None = None, detail: str = ""):
+        self.sink, self.status, self.detail = sink, status, detail
+        super().__init__(f"{sink}: {message}")

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from google.protobuf import json_format
 
@@ -110,6 +110,15 @@ _DRIVER_STATES = ("AVAILABLE", "BUSY", "OFFLINE")
 _CLIENTS = ("android-4.62.1", "android-4.61.0", "ios-4.62.0", "web-2.3.9", "partner-tokopaedi")
 
 
+class Record(NamedTuple):
+    """One generated event as a producer sends it."""
+
+    arrival: datetime
+    event: dict[str, Any]
+    payload: bytes
+    malformed: bool
+
+
 class Generator:
     """Seeded demo events; the same arguments always give the same events."""
 
@@ -145,14 +154,19 @@ class Generator:
     def encoded(self, kind: str, n: int, registry: Any = None) -> list[bytes]:
         """The next ``n`` events of ``kind`` as protobuf bytes; ``malformed_fraction`` of them
         replaced by bytes that do not parse."""
+        return [r.payload for r in self.records(kind, n, registry)]
+
+    def records(self, kind: str, n: int, registry: Any = None) -> list[Record]:
+        """The next ``n`` events of ``kind`` with their arrival time and protobuf payload;
+        ``malformed_fraction`` of the payloads are bytes that do not parse (``malformed``)."""
         message = MESSAGES[_check_kind(kind)]
         rng = self._malformed.setdefault(kind, self._rng(f"{kind}:malformed"))
-        return [
-            malformed_bytes(rng)
-            if rng.random() < self.malformed_fraction
-            else encode(event, message, registry)
-            for event in self.take(kind, n)
-        ]
+        out = []
+        for arrival, event in self.timed(kind, n):
+            bad = rng.random() < self.malformed_fraction
+            payload = malformed_bytes(rng) if bad else encode(event, message, registry)
+            out.append(Record(arrival, event, payload, bad))
+        return out
 
     def _stream(self, kind: str) -> Iterator[tuple[float, dict[str, Any]]]:
         if kind not in self._streams:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 #: "module:function" returning a list of jar paths; called before the session starts.
 JAR_PROVIDERS: list[str] = [
     "workbench.udfs.jvm:udf_jars",
+    "workbench.sources.kafka:connector_jars",
 ]
 
 DEFAULT_CONF: dict[str, str] = {

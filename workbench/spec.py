@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,7 +39,11 @@ class StreamSpec(_Model):
     topic_pattern: str | None = Field(None, description="regex of topics (Dagger's style)")
     event_timestamp_field: str = "event_timestamp"
     group_id: str | None = None
-    starting_offsets: str | dict[str, dict[str, int]] = "latest"
+    starting_offsets: int | str | dict[str, dict[str, int]] = Field(
+        "latest",
+        description="earliest, latest, per-partition offsets {topic: {partition: offset}}, "
+        "or a start time (epoch millis or ISO-8601)",
+    )
     max_offsets_per_trigger: int | None = Field(None, gt=0)
     kafka_options: dict[str, str] = Field(default_factory=dict)
 
@@ -57,6 +62,19 @@ class StreamSpec(_Model):
                 re.compile(value)
             except re.error as err:
                 raise ValueError(f"not a valid regular expression: {err}") from None
+        return value
+
+    @field_validator("starting_offsets")
+    @classmethod
+    def _offsets(cls, value: int | str | dict) -> int | str | dict:
+        if isinstance(value, str) and value not in ("earliest", "latest"):
+            try:
+                datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(
+                    "expected earliest, latest, {topic: {partition: offset}}, epoch millis "
+                    "or an ISO-8601 time"
+                ) from None
         return value
 
     @model_validator(mode="after")

@@ -7,11 +7,16 @@ columns are fields.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import model_validator
 
-from workbench.sinks.registry import SINKS, SinkConfig
+from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from workbench.sinks.influx_writer import InfluxWriter
 
 
 class InfluxConfig(SinkConfig):
@@ -40,6 +45,29 @@ class InfluxConfig(SinkConfig):
         if self.api == 2 and not self.bucket:
             raise ValueError("the v2 API (api: 2) needs 'bucket' (and 'org', 'token' if secured)")
         return self
+
+    def describe(self) -> str:
+        target = self.database if self.api == 1 else self.bucket
+        return f"influx v{self.api} {self.url} {target}/{self.measurement}"
+
+    def open(self, ctx: SinkContext) -> InfluxBatchWriter:
+        from workbench.sinks.influx_writer import InfluxWriter
+
+        return InfluxBatchWriter(InfluxWriter(self))
+
+
+class InfluxBatchWriter:
+    """Micro-batches to points. A replayed batch rewrites the same points (same
+    measurement, tags and time), so it never double-counts."""
+
+    def __init__(self, writer: InfluxWriter):
+        self._writer = writer
+
+    def write(self, batch: DataFrame, batch_id: int) -> int:
+        return self._writer.write(row.asDict() for row in batch.toLocalIterator())
+
+    def close(self) -> None:
+        self._writer.close()
 
 
 SINKS.add("influx", InfluxConfig)

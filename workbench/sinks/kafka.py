@@ -1,12 +1,27 @@
-"""Kafka sink configuration: rows as JSON or as a protobuf message, keyed by columns."""
+"""Kafka sink: rows as JSON or as a protobuf message, keyed by columns, exactly once.
+
+Each micro-batch is one Kafka transaction that also records the batch in a commit
+topic (:mod:`workbench.sinks.transactional`), so a replayed batch is skipped and
+``read_committed`` consumers never see a row twice. The key is the key columns'
+values joined by ``|`` (no key when ``key_columns`` is empty). Timestamps are
+ISO-8601 UTC in JSON; in protobuf they fill ``google.protobuf.Timestamp`` fields.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from collections.abc import Iterator
+from datetime import date, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
-from workbench.sinks.registry import SINKS, SinkConfig
+from workbench.exceptions import SinkError
+from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
 class KafkaConfig(SinkConfig):
@@ -23,6 +38,91 @@ class KafkaConfig(SinkConfig):
         if self.format == "proto" and not self.message:
             raise ValueError("format 'proto' needs 'message' (a protobuf message name)")
         return self
+
+    def describe(self) -> str:
+        return f"kafka {self.topic} ({self.format})"
+
+    def open(self, ctx: SinkContext) -> KafkaWriter:
+        return KafkaWriter(self, ctx)
+
+
+class KafkaWriter:
+    def __init__(self, config: KafkaConfig, ctx: SinkContext):
+        from workbench.sinks.transactional import TransactionalWriter
+
+        self.config, self.ctx = config, ctx
+        self._encode = _proto_encoder(config, ctx) if config.format == "proto" else _json
+        self._out = TransactionalWriter(
+            config.bootstrap_servers,
+            config.topic,
+            f"dagger-{ctx.job}-sink-{ctx.index}",
+            config.kafka_options,
+        )
+
+    def write(self, batch: DataFrame, batch_id: int) -> int:
+        query = self.ctx.query_id()
+        if self._out.committed(query, batch_id):
+            return 0
+        return self._out.write(self._records(batch), query, batch_id)
+
+    def _records(self, batch: DataFrame) -> Iterator[tuple[bytes | None, bytes, list]]:
+        missing = [c for c in self.config.key_columns if c not in batch.columns]
+        if missing:
+            raise SinkError(
+                self.config.describe(),
+                f"key columns {missing} are not in the result (columns: {batch.columns})",
+            )
+        for row in batch.toLocalIterator():
+            data = row.asDict(recursive=True)
+            key = "|".join(str(data[c]) for c in self.config.key_columns)
+            yield (key.encode() if self.config.key_columns else None), self._encode(data), []
+
+    def close(self) -> None:
+        self._out.close()
+
+
+def plain(value: Any) -> Any:
+    """A row value as JSON: timestamps ISO-8601 UTC, decimals as numbers."""
+    if isinstance(value, datetime):
+        text = value.isoformat(timespec="milliseconds")
+        return text.replace("+00:00", "Z") if value.tzinfo else text + "Z"
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, bytes | bytearray):
+        import base64
+
+        return base64.b64encode(value).decode()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def _json(data: dict[str, Any]) -> bytes:
+    return json.dumps(plain(data), separators=(",", ":")).encode()
+
+
+def _proto_encoder(config: KafkaConfig, ctx: SinkContext):
+    from google.protobuf import json_format
+
+    cls = ctx.registry.message_class(str(config.message))
+
+    def encode(data: dict[str, Any]) -> bytes:
+        values = {k: v for k, v in plain(data).items() if v is not None}
+        try:
+            return json_format.ParseDict(values, cls()).SerializeToString()
+        except json_format.ParseError as err:
+            fields = [f.name for f in cls.DESCRIPTOR.fields]
+            raise SinkError(
+                config.describe(),
+                f"a row does not fit {cls.DESCRIPTOR.full_name}: {err}. Its fields: {fields}; "
+                "name the SQL's columns after them",
+            ) from None
+
+    return encode
 
 
 SINKS.add("kafka", KafkaConfig)

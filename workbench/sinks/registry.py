@@ -1,20 +1,62 @@
-"""The sink registry: a sink type's name maps to its config model (and, later, its writer).
+"""The sink registry: a sink type's name maps to its config model, which opens its writer.
 
 A sink module defines a pydantic ``Config`` (with ``type: Literal[name]``) and calls
 ``SINKS.add(name, Config)``. Third-party sinks register through the
 ``workbench.sinks`` entry-point group.
+
+Two kinds of sink exist. A *batch* sink (``native = False``) returns a
+:class:`SinkWriter` from :meth:`SinkConfig.open`; the job hands it every micro-batch
+with its id, and the writer must make a replayed batch id harmless (idempotent
+points, transactions). A *native* sink (``native = True``) starts its own Spark
+streaming query from :meth:`SinkConfig.start` (e.g. Spark's exactly-once file sink).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from workbench.exceptions import UnknownNameError
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from workbench.schemas import SchemaRegistry
+
 BUILTIN = ("influx", "kafka", "parquet", "log")
+
+
+@dataclass(frozen=True)
+class SinkContext:
+    """What a sink needs to know about the job writing to it."""
+
+    spark: SparkSession
+    job: str
+    index: int  # position in the spec's sinks
+    checkpoint: Path  # the job's checkpoint folder
+    registry: SchemaRegistry
+    output_mode: str  # "append" (final windows) or "update" (early updates)
+    trigger: dict[str, Any]  # DataStreamWriter.trigger(**trigger)
+
+    def query_id(self, query: str = "sinks") -> str:
+        """The id Spark keeps for a checkpointed query (stable across restarts)."""
+        import json
+
+        return str(json.loads((self.checkpoint / query / "metadata").read_text())["id"])
+
+
+class SinkWriter(Protocol):
+    def write(self, batch: DataFrame, batch_id: int) -> int:
+        """Write one micro-batch; returns the rows written (0 for a replay it skipped)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class SinkConfig(BaseModel):
@@ -22,6 +64,16 @@ class SinkConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: str
+    native: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return self.type
+
+    def open(self, ctx: SinkContext) -> SinkWriter:
+        raise NotImplementedError(f"sink '{self.type}' has no batch writer")
+
+    def start(self, frame: DataFrame, ctx: SinkContext) -> StreamingQuery:
+        raise NotImplementedError(f"sink '{self.type}' is not a native streaming sink")
 
 
 class SinkRegistry:

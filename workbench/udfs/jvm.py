@@ -1,11 +1,11 @@
 """The workbench UDF jar: the Java sources under ``udfs/java``, compiled on first use.
 
 :func:`udf_jars` is a jar provider for :mod:`workbench.spark`: it fetches the libraries
-the UDFs use (Google's S2, Jayway JsonPath), compiles the sources with ``javac`` against
-them and pyspark's bundled jars, and returns the UDF jar and the libraries. The jar's
-name carries a hash of its inputs, so it is rebuilt only when a source changes; it is
-built in a temporary folder and renamed into place, so processes racing to build it
-never see a half-written jar.
+the UDFs use (Google's S2, Jayway JsonPath, protobuf-java), compiles the sources with
+``javac`` against them and pyspark's bundled jars, and returns the UDF jar and the
+libraries. The jar's name carries a hash of its inputs, so it is rebuilt only when a
+source changes; it is built in a temporary folder and renamed into place, so processes
+racing to build it never see a half-written jar.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from workbench.paths import subdir
 JAVA_SOURCES = Path(__file__).resolve().parent / "java"
 S2_GEOMETRY = "com.google.geometry:s2-geometry:2.0.0"
 JSON_PATH = "com.jayway.jsonpath:json-path:2.9.0"  # what Dagger's JsonQuery uses
+#: ProtoDecode's descriptors; pyspark/jars holds only shaded copies (orc), so none clashes.
+PROTOBUF = "com.google.protobuf:protobuf-java:4.33.5"
 #: Spark ships these (guava for s2-geometry; slf4j for json-path) in pyspark/jars.
 SPARK_PROVIDED = ["com.google.guava:guava", "org.slf4j:slf4j-api"]
 _MANIFEST = "Manifest-Version: 1.0\nCreated-By: dagger-workbench\n\n"
@@ -32,7 +34,7 @@ _MANIFEST = "Manifest-Version: 1.0\nCreated-By: dagger-workbench\n\n"
 
 def udf_jars() -> list[Path]:
     """[the workbench UDF jar, its libraries]: what ``spark.jars`` needs for the JVM UDFs."""
-    libraries = fetch("udf-libs", [S2_GEOMETRY, JSON_PATH], exclude=SPARK_PROVIDED)
+    libraries = fetch("udf-libs", [S2_GEOMETRY, JSON_PATH, PROTOBUF], exclude=SPARK_PROVIDED)
     return [udf_jar(libraries), *libraries]
 
 

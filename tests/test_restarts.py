@@ -1,0 +1,141 @@
+"""Crashes do not lose or double a window: SIGKILL of the job, and a broker restart mid-run.
+
+The job runs as ``workbench run`` in a child process (as in production); events are
+published while it runs; it is killed with SIGKILL mid-stream and restarted from its
+checkpoint, and the broker is restarted under the second run. Afterwards every sink
+must hold exactly the windows an independent computation gives: none missing, none
+doubled (``surge_rows`` fails on a window written twice).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+from geo_reference import surge_windows
+from readback import influx_points, influxql, kafka_messages
+from streaming import START, closed, new_topic, surge_rows, surge_spec
+
+from workbench.generator import Generator
+from workbench.producer import publish
+
+
+class Job:
+    """``workbench run`` in a child process, its output collected line by line."""
+
+    def __init__(self, spec_file, log):
+        self.lines: list[str] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "workbench.cli", "run", str(spec_file)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self._log = log
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip())
+            self._log.write(line)
+
+    def batches(self) -> int:
+        return sum(1 for line in self.lines if "] batch " in line)
+
+    def wait_for(self, predicate, timeout_s: float, what: str):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, "job exited:\n" + "\n".join(self.lines[-30:])
+            if predicate():
+                return
+            time.sleep(0.5)
+        raise AssertionError(f"timed out waiting for {what}:\n" + "\n".join(self.lines[-30:]))
+
+
+def test_sigkill_and_broker_restart_lose_and_double_nothing(
+    spark, kafka_broker, influxdb_v1, tmp_path
+):
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "bookings-crash")
+    out_topic = new_topic(bootstrap, "surge-crash-out")
+    database = f"crash_{uuid.uuid4().hex[:8]}"
+    influxql(influxdb_v1, f'CREATE DATABASE "{database}"')
+    spec = surge_spec(
+        bootstrap,
+        topic,
+        tmp_path,
+        [
+            {
+                "type": "influx",
+                "api": 1,
+                "url": influxdb_v1.url,
+                "database": database,
+                "measurement": "surge",
+            },
+            {"type": "kafka", "bootstrap_servers": bootstrap, "topic": out_topic},
+            {"type": "parquet", "path": str(tmp_path / "parquet")},
+        ],
+        stream_options={"max_offsets_per_trigger": 400},
+    )
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(spec.to_yaml())
+    generator = Generator(seed=5, start=START, rate_per_s=40.0, out_of_order_seconds=5.0)
+    events: list[dict] = []
+
+    def send(count):
+        out = publish(
+            bootstrap,
+            "bookings",
+            topic=topic,
+            count=count,
+            generator=generator,
+            speedup=None,
+            keep_events=True,
+        )
+        events.extend(out.events)
+
+    log = (tmp_path / "job.log").open("w")
+    send(3000)
+    first = Job(spec_file, log)
+    first.wait_for(lambda: first.batches() >= 3, 180, "three micro-batches")
+    send(1500)
+    time.sleep(1.5)  # mid-batch, most likely
+    first.proc.send_signal(signal.SIGKILL)
+    first.proc.wait(30)
+
+    second = Job(spec_file, log)
+    second.wait_for(lambda: second.batches() >= 2, 180, "the restarted job's batches")
+    kafka_broker.stop()
+    time.sleep(3)
+    kafka_broker.start()
+    send(1500)
+    expected = closed(surge_windows(events), events)
+
+    def parquet_complete():
+        path = tmp_path / "parquet"
+        if not (path / "_spark_metadata").exists():
+            return False
+        rows = spark.read.parquet(str(path)).collect()
+        return len(rows) >= len(expected)
+
+    second.wait_for(parquet_complete, 240, "every closed window in Parquet")
+    time.sleep(5)  # one more trigger: nothing more may arrive
+    second.proc.send_signal(signal.SIGTERM)
+    assert second.proc.wait(120) == 0, "\n".join(second.lines[-30:])
+    log.close()
+
+    assert len(expected) > 150
+    parquet = spark.read.parquet(str(tmp_path / "parquet")).collect()
+    assert surge_rows(r.asDict() for r in parquet) == expected
+    points = influx_points(influxdb_v1, database, "surge")
+    assert surge_rows({**p, "window_timestamp": p["time"]} for p in points) == expected
+    rows = [json.loads(m.value()) for m in kafka_messages(bootstrap, out_topic)]
+    assert surge_rows(rows) == expected
+    assert any("stopped:" in line for line in second.lines)

@@ -1,0 +1,197 @@
+"""The streaming commands: ``run``, ``generate`` and ``dev kafka up|down|status``."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from workbench import spec as spec_module
+    from workbench.job import StreamingJob, with_bootstrap
+
+    spec = spec_module.load(args.spec)
+    if args.bootstrap_servers:
+        spec = with_bootstrap(spec, args.bootstrap_servers)
+    job = StreamingJob(spec, checkpoint=args.checkpoint, available_now=args.available_now)
+    job.start()
+    where = ", ".join(s.describe() for s in spec.sinks) or "log"
+    print(f"dagger '{spec.name}' running: checkpoint {job.checkpoint}; sinks: {where}")
+    print("stop with Ctrl-C (or SIGTERM): the current micro-batch finishes first")
+    totals = job.run(duration_s=args.duration)
+    written = ", ".join(f"{k}: {v:,}" for k, v in totals.rows_written.items()) or "-"
+    print(
+        f"stopped: {totals.input_rows:,} records read, {totals.late_rows:,} late, "
+        f"{totals.dead_letters:,} dead letters; rows written: {written}"
+    )
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from workbench.generator import Generator
+    from workbench.infra.kafka import create_topics
+    from workbench.producer import TOPICS, publish
+
+    topic = args.topic or TOPICS[args.kind]
+    create_topics(args.bootstrap_servers, {topic: args.partitions})
+    start = datetime.fromisoformat(args.start) if args.start else datetime.now(UTC)
+    generator = Generator(
+        seed=args.seed,
+        start=start if start.tzinfo else start.replace(tzinfo=UTC),
+        rate_per_s=args.rate,
+        late_fraction=args.late_fraction,
+        out_of_order_seconds=args.out_of_order,
+        malformed_fraction=args.malformed_fraction,
+    )
+    print(f"publishing {args.kind} to {topic} at {args.bootstrap_servers} ({args.rate:g}/s)")
+
+    def progress(out) -> None:
+        if out.sent % 10_000 < 500:
+            print(f"  {out.sent:,} sent ({out.malformed:,} malformed)", flush=True)
+
+    out = publish(
+        args.bootstrap_servers,
+        args.kind,
+        topic=topic,
+        count=args.count,
+        duration_s=args.duration if args.count is None else None,
+        generator=generator,
+        speedup=None if args.as_fast_as_possible else args.speedup,
+        on_progress=progress,
+    )
+    print(f"sent {out.sent:,} events to {topic} ({out.malformed:,} malformed)")
+    return 0
+
+
+def _broker(args: argparse.Namespace):
+    from workbench.infra.kafka import Broker
+
+    return Broker(port=args.port, controller_port=args.port + 1)
+
+
+def cmd_kafka_up(args: argparse.Namespace) -> int:
+    from workbench.infra.kafka import create_topics
+
+    broker = _broker(args)
+    status = broker.start()
+    print(f"kafka running at {status.bootstrap} (pid {status.pid}, data in {status.state_dir})")
+    if args.topic:
+        create_topics(broker.bootstrap, {t: args.partitions for t in args.topic})
+        print(f"topics ready: {', '.join(args.topic)} ({args.partitions} partitions)")
+    return 0
+
+
+def cmd_kafka_down(args: argparse.Namespace) -> int:
+    _broker(args).stop()
+    print("kafka stopped")
+    return 0
+
+
+def cmd_kafka_status(args: argparse.Namespace) -> int:
+    status = _broker(args).status()
+    if status.running:
+        print(f"kafka running at {status.bootstrap} (pid {status.pid}), log {status.log_file}")
+        return 0
+    print(f"kafka not running (state in {status.state_dir})")
+    return 3
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    from workbench.producer import TOPICS
+
+    p = sub.add_parser(
+        "run",
+        help="run a dagger as a checkpointed streaming job on Kafka",
+        description="Read the spec's Kafka streams, run its SQL in event time and write "
+        "every sink. Ctrl-C or SIGTERM stops after the current micro-batch; a restart "
+        "continues from the checkpoint without losing or doubling a window.",
+    )
+    p.add_argument("spec", help="a dagger spec (YAML)")
+    p.add_argument(
+        "--checkpoint",
+        help="checkpoint folder (default: the spec's, else .workbench/checkpoints/<name>)",
+    )
+    p.add_argument("--bootstrap-servers", help="override every Kafka address in the spec")
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop after this long (default: run until stopped)",
+    )
+    p.add_argument(
+        "--available-now",
+        action="store_true",
+        help="process what the topics hold now, then stop (backfill)",
+    )
+    p.set_defaults(run=cmd_run)
+
+    p = sub.add_parser(
+        "generate",
+        help="publish demo events to Kafka",
+        description="Bookings, driver pings, payments or API logs around Jakarta's "
+        "hotspots, with out-of-order, late and malformed events as asked.",
+    )
+    p.add_argument("kind", choices=sorted(TOPICS), help="event kind")
+    p.add_argument("--bootstrap-servers", default="127.0.0.1:9092")
+    p.add_argument(
+        "--topic", help="topic (default: booking-log, driver-location, payment-log or api-log)"
+    )
+    p.add_argument("--partitions", type=int, default=3, help="partitions if the topic is new")
+    p.add_argument("--rate", type=float, default=500.0, help="events per event-time second")
+    p.add_argument(
+        "--count", type=int, default=None, help="events to send (default: run for --duration)"
+    )
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="wall seconds to publish for (default 60)",
+    )
+    p.add_argument(
+        "--speedup",
+        type=float,
+        default=1.0,
+        help="event-time seconds per wall second (default 1: real time)",
+    )
+    p.add_argument("--as-fast-as-possible", action="store_true", help="no pacing")
+    p.add_argument("--start", help="event time of the first event (ISO-8601; default now)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument(
+        "--late-fraction",
+        type=float,
+        default=0.01,
+        help="share of events minutes late (default 0.01)",
+    )
+    p.add_argument(
+        "--out-of-order",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="jitter of event times (default 5)",
+    )
+    p.add_argument(
+        "--malformed-fraction",
+        type=float,
+        default=0.001,
+        help="share of messages that do not decode (default 0.001)",
+    )
+    p.set_defaults(run=cmd_generate)
+
+    p = sub.add_parser("dev", help="local development services")
+    dev = p.add_subparsers(dest="dev_command", metavar="SERVICE", required=True)
+    kafka = dev.add_parser("kafka", help="a local Kafka broker (KRaft) on 127.0.0.1")
+    actions = kafka.add_subparsers(dest="kafka_command", metavar="ACTION", required=True)
+    port = argparse.ArgumentParser(add_help=False)
+    port.add_argument(
+        "--port", type=int, default=9092, help="broker port (the controller uses port + 1)"
+    )
+    q = actions.add_parser("up", help="start the broker (idempotent)", parents=[port])
+    q.add_argument("--topic", action="append", default=[], help="create this topic (repeatable)")
+    q.add_argument("--partitions", type=int, default=3, help="partitions of new topics")
+    q.set_defaults(run=cmd_kafka_up)
+    q = actions.add_parser("down", help="stop the broker", parents=[port])
+    q.set_defaults(run=cmd_kafka_down)
+    q = actions.add_parser("status", help="is it running? (exit 3 if not)", parents=[port])
+    q.set_defaults(run=cmd_kafka_status)

@@ -1,0 +1,94 @@
+"""Dead letters: records that did not decode (or had no event time), kept with their origin.
+
+Every dead letter carries its stream table, topic, partition, offset, Kafka timestamp,
+key, raw bytes and the error. They go to Parquet (``<path>/run=<query>/batch=<id>``:
+a replayed micro-batch overwrites its own folder) or to a Kafka topic (raw bytes as
+the value, origin and error as ``dlq.*`` headers, one transaction per micro-batch, as
+in :mod:`workbench.sinks.transactional`). Either way a dead letter is written once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench.paths import subdir
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from workbench.sinks.registry import SinkContext
+    from workbench.spec import DaggerSpec, DeadLetterSpec
+
+QUERY = "dead-letters"
+
+
+def default_path(job: str) -> Path:
+    return subdir("dead-letters") / job
+
+
+def describe(spec: DaggerSpec) -> str:
+    dead = spec.dead_letter
+    if dead.type == "kafka":
+        return f"kafka topic {dead.topic or _topic(spec.name)}"
+    return f"parquet {dead.path or default_path(spec.name)}"
+
+
+def _topic(job: str) -> str:
+    return f"{job}-dead-letters"
+
+
+class DeadLetterWriter:
+    def __init__(self, spec: DaggerSpec, ctx: SinkContext):
+        self.dead: DeadLetterSpec = spec.dead_letter
+        self.ctx = ctx
+        self.path = Path(self.dead.path) if self.dead.path else default_path(spec.name)
+        self._kafka = None
+        if self.dead.type == "kafka":
+            from workbench.sinks.transactional import TransactionalWriter
+
+            self._kafka = TransactionalWriter(
+                self.dead.bootstrap_servers or spec.streams[0].bootstrap_servers,
+                self.dead.topic or _topic(spec.name),
+                f"dagger-{spec.name}-dead-letters",
+            )
+
+    def write(self, batch: DataFrame, batch_id: int) -> int:
+        query = self.ctx.query_id(QUERY)
+        if self._kafka is not None:
+            if self._kafka.committed(query, batch_id):
+                return 0
+            records = (
+                (
+                    row["key"],
+                    row["value"],
+                    [
+                        ("dlq.table", row["table"].encode()),
+                        ("dlq.topic", row["topic"].encode()),
+                        ("dlq.partition", str(row["partition"]).encode()),
+                        ("dlq.offset", str(row["offset"]).encode()),
+                        ("dlq.kafka_timestamp", row["kafka_timestamp"].isoformat().encode()),
+                        ("dlq.error", row["error"].encode()),
+                    ],
+                )
+                for row in batch.toLocalIterator()
+            )
+            return self._kafka.write(records, query, batch_id)
+        batch = batch.persist()
+        try:
+            count = batch.count()
+            if count:
+                folder = self.path / f"run={query}" / f"batch={batch_id}"
+                batch.write.mode("overwrite").parquet(str(folder))
+            return count
+        finally:
+            batch.unpersist()
+
+    def close(self) -> None:
+        if self._kafka is not None:
+            self._kafka.close()
+
+
+def read(spark, path: str | Path) -> DataFrame:
+    """The dead letters written to a Parquet folder so far."""
+    return spark.read.parquet(str(path))

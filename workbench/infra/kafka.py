@@ -1,0 +1,401 @@
+"""A real single-node Apache Kafka (KRaft: broker and controller in one JVM) for a dev box.
+
+The broker runs from Maven Central jars, not a Kafka download. It is detached from
+Python: it outlives the process that started it, and any process can stop it through
+the pid file in its state directory. The module also creates, deletes and lists topics.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from contextlib import ExitStack, suppress
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.exceptions import SetupError, WorkbenchError
+from workbench.infra.maven import fetch
+from workbench.paths import PACKAGE_DIR, subdir
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient
+
+KAFKA_VERSION = "3.9.2"
+#: Kafka 3.9 logs through slf4j 1.7; reload4j is the log4j 1.x its distribution ships.
+COORDINATES = (f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}", "org.slf4j:slf4j-reload4j:1.7.36")
+HOST = "127.0.0.1"
+JVM_OPTIONS = ("-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20")
+SERVER_PROPERTIES = PACKAGE_DIR / "data" / "kafka-server.properties"
+_LOG4J = """log4j.rootLogger=WARN, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
+_STARTED = "--- workbench starting Kafka"
+#: librdkafka's own messages (connection refused...) go here rather than to stderr.
+LOG = logging.getLogger(__name__)
+LOG.addHandler(logging.NullHandler())
+
+
+def broker_jars() -> list[Path]:
+    """The broker's jars, fetched from Maven Central on first use."""
+    return fetch("kafka-broker", COORDINATES)
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    """``running``: the broker's process is alive (it may still be starting up)."""
+
+    running: bool
+    pid: int | None
+    bootstrap: str
+    state_dir: Path
+    log_file: Path
+
+
+class Broker:
+    """A Kafka broker on ``127.0.0.1:port`` keeping its data and logs in ``state_dir``."""
+
+    def __init__(
+        self, state_dir: Path | None = None, port: int = 9092, controller_port: int = 9093
+    ):
+        self.state_dir = Path(state_dir) if state_dir is not None else subdir("kafka")
+        self.port, self.controller_port = port, controller_port
+        self.log_file = self.state_dir / "broker.log"
+        self._pid_file = self.state_dir / "broker.pid"
+        self._properties = self.state_dir / "server.properties"
+        self._log4j = self.state_dir / "log4j.properties"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    def status(self) -> BrokerStatus:
+        """Whether the broker's process is alive; cheap, asks the broker nothing."""
+        pid = self._live_pid()
+        return BrokerStatus(pid is not None, pid, self.bootstrap, self.state_dir, self.log_file)
+
+    def start(self, timeout: float = 90.0) -> BrokerStatus:
+        """Start the broker (or find it running) and wait until it answers metadata requests."""
+        pid = self._live_pid()
+        if pid is not None:
+            self._check_ports_of_running()
+            self._wait_until_ready(pid, timeout)
+            return self.status()
+        self._pid_file.unlink(missing_ok=True)
+        pid = self._launch()
+        try:
+            self._wait_until_ready(pid, timeout)
+        except SetupError:
+            self.stop()
+            raise
+        return self.status()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Shut the broker down cleanly (SIGKILL after ``timeout``); nothing to do if stopped."""
+        pid = self._live_pid()
+        if pid is not None:
+            self._signal(pid, signal.SIGTERM)
+            if not self._wait_gone(pid, timeout):
+                self._signal(pid, signal.SIGKILL)
+                self._wait_gone(pid, 10.0)
+        self._pid_file.unlink(missing_ok=True)
+
+    def kill(self) -> None:
+        """SIGKILL the broker, as a crash would; the stale pid file stays behind."""
+        pid = self._live_pid()
+        if pid is not None:
+            self._signal(pid, signal.SIGKILL)
+            self._wait_gone(pid, 10.0)
+
+    def _live_pid(self) -> int | None:
+        try:
+            pid = int(self._pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if self._alive(pid) else None
+
+    def _alive(self, pid: int) -> bool:
+        if self._proc is not None and self._proc.pid == pid:
+            return self._proc.poll() is None  # our own child: exact, and reaps it
+        return _process_running(pid, marker=str(self._properties))
+
+    def _check_ports_of_running(self) -> None:
+        ours = (
+            f"listeners=PLAINTEXT://{HOST}:{self.port},CONTROLLER://{HOST}:{self.controller_port}"
+        )
+        if ours not in self._properties.read_text():
+            raise SetupError(
+                f"A Kafka broker already runs from {self.state_dir} on other ports (see "
+                f"{self._properties}). Stop it first, or give this Broker the same ports."
+            )
+
+    def _launch(self) -> int:
+        for port in (self.port, self.controller_port):
+            if _port_taken(port):
+                raise SetupError(
+                    f"Port {port} on {HOST} is taken by another process (another Kafka?). "
+                    "Give the broker other ports: Broker(port=..., controller_port=...)."
+                )
+        self._write_config()
+        classpath = os.pathsep.join(str(jar) for jar in broker_jars())
+        self._format_storage(classpath)
+        cmd = [_java(), *JVM_OPTIONS, *self._log_options(), "-cp", classpath, "kafka.Kafka"]
+        with self.log_file.open("a") as log:
+            log.write(f"{_STARTED} {KAFKA_VERSION} on {self.bootstrap} at {datetime.now()}\n")
+            log.flush()
+            self._proc = subprocess.Popen(
+                [*cmd, str(self._properties)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.state_dir,
+                start_new_session=True,  # survives this process and its terminal's Ctrl-C
+            )
+        self._pid_file.write_text(str(self._proc.pid))
+        return self._proc.pid
+
+    def _write_config(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        data_dir = self.state_dir / "data"
+        template = SERVER_PROPERTIES.read_text()
+        text = template.format(
+            port=self.port, controller_port=self.controller_port, data_dir=data_dir
+        )
+        self._properties.write_text(text)
+        self._log4j.write_text(_LOG4J)
+
+    def _log_options(self) -> list[str]:
+        return [f"-Dlog4j.configuration={self._log4j.as_uri()}", "-Djava.awt.headless=true"]
+
+    def _format_storage(self, classpath: str) -> None:
+        if (self.state_dir / "data" / "meta.properties").exists():
+            return
+        cluster_file = self.state_dir / "cluster.id"
+        if not cluster_file.exists():
+            cluster_file.write_text(_random_cluster_id())
+        cluster_id = cluster_file.read_text().strip()
+        tool = ["kafka.tools.StorageTool", "format", "--ignore-formatted", "-t", cluster_id]
+        cmd = [_java(), *self._log_options(), "-cp", classpath, *tool]
+        proc = subprocess.run([*cmd, "-c", str(self._properties)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SetupError(
+                f"Could not format Kafka storage in {self.state_dir / 'data'}:\n"
+                + _tail(proc.stdout + proc.stderr)
+            )
+
+    def _wait_until_ready(self, pid: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self._alive(pid):
+                raise SetupError(
+                    f"The Kafka broker for {self.state_dir} exited while starting. "
+                    f"The end of {self.log_file}:\n{self._log_tail()}"
+                )
+            if _answers(self.bootstrap):
+                return
+            time.sleep(0.2)
+        raise SetupError(
+            f"The Kafka broker (pid {pid}) did not answer on {self.bootstrap} within "
+            f"{timeout:.0f}s. "
+            f"The end of {self.log_file}:\n{self._log_tail()}"
+        )
+
+    def _wait_gone(self, pid: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while self._alive(pid):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+        return True
+
+    def _signal(self, pid: int, signum: int) -> None:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+    def _log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_file.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        head, marker, run = text.rpartition(_STARTED)
+        return _tail(run.partition("\n")[2] if marker else text, lines)
+
+
+def create_topics(
+    bootstrap: str,
+    topics: Mapping[str, int],
+    replication: int = 1,
+    timeout: float = 30.0,
+    config: Mapping[str, str] | None = None,
+) -> None:
+    """Create each topic with its partition count (and topic ``config``, e.g.
+    ``cleanup.policy``); topics that already exist are fine.
+
+    Returns once every topic's partitions have a leader, so producers can write at once.
+    """
+    from confluent_kafka.admin import NewTopic
+
+    if not topics:
+        return
+    admin = _admin(bootstrap)
+    new = [
+        NewTopic(name, num_partitions=n, replication_factor=replication, config=dict(config or {}))
+        for name, n in topics.items()
+    ]
+    futures = admin.create_topics(new, request_timeout=timeout)
+    _settle(futures, bootstrap, "create", tolerated="TOPIC_ALREADY_EXISTS", timeout=timeout)
+    _wait_for(admin, bootstrap, lambda md: all(_has_leaders(md, name) for name in topics), timeout)
+
+
+def delete_topics(bootstrap: str, names: Iterable[str], timeout: float = 30.0) -> None:
+    """Delete the topics; topics that do not exist are fine. Returns once they are gone."""
+    names = list(names)
+    if not names:
+        return
+    admin = _admin(bootstrap)
+    futures = admin.delete_topics(names, request_timeout=timeout)
+    _settle(futures, bootstrap, "delete", tolerated="UNKNOWN_TOPIC_OR_PART", timeout=timeout)
+    _wait_for(admin, bootstrap, lambda md: not set(names) & set(md.topics), timeout)
+
+
+def list_topics(bootstrap: str, timeout: float = 10.0) -> list[str]:
+    """Names of the topics on the broker, without internal ones (``__consumer_offsets``...)."""
+    metadata = _metadata(_admin(bootstrap), bootstrap, timeout)
+    return sorted(name for name in metadata.topics if not name.startswith("__"))
+
+
+def free_ports(count: int = 1) -> list[int]:
+    """``count`` distinct TCP ports on 127.0.0.1 that nothing listens on right now."""
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind((HOST, 0))
+        return [sock.getsockname()[1] for sock in sockets]
+
+
+def free_port() -> int:
+    return free_ports(1)[0]
+
+
+def _admin(bootstrap: str) -> AdminClient:
+    from confluent_kafka.admin import AdminClient
+
+    conf: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": LOG}
+    return AdminClient(conf)
+
+
+def _metadata(admin: AdminClient, bootstrap: str, timeout: float):
+    from confluent_kafka import KafkaException
+
+    try:
+        return admin.list_topics(timeout=timeout)
+    except KafkaException as err:
+        raise WorkbenchError(
+            f"No Kafka broker answers at {bootstrap} ({err.args[0].str()}). "
+            "Is it running? workbench.infra.kafka.Broker().start() starts one."
+        ) from err
+
+
+def _settle(futures: Mapping, bootstrap: str, verb: str, tolerated: str, timeout: float) -> None:
+    from confluent_kafka import KafkaError
+
+    for name, future in futures.items():
+        try:
+            # exception(), not result(): a raised error would tie the client into a cycle
+            # that keeps it (and its reconnect messages) alive until the next gc
+            error = future.exception(timeout)
+        except TimeoutError:
+            raise WorkbenchError(
+                f"Kafka at {bootstrap} did not {verb} topic '{name}' within {timeout:.0f}s."
+            ) from None
+        if error is not None and error.args[0].code() != getattr(KafkaError, tolerated):
+            raise WorkbenchError(
+                f"Could not {verb} Kafka topic '{name}' on {bootstrap}: {error.args[0].str()}"
+            )
+
+
+def _wait_for(admin: AdminClient, bootstrap: str, done, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not done(_metadata(admin, bootstrap, timeout)):
+        if time.monotonic() >= deadline:
+            raise WorkbenchError(f"Kafka at {bootstrap} did not apply the topic change in time.")
+        time.sleep(0.1)
+
+
+def _has_leaders(metadata, name: str) -> bool:
+    topic = metadata.topics.get(name)
+    if topic is None or topic.error is not None or not topic.partitions:
+        return False
+    return all(p.leader >= 0 and p.error is None for p in topic.partitions.values())
+
+
+def _answers(bootstrap: str) -> bool:
+    """Whether a broker answers metadata requests (a port probe first keeps librdkafka quiet)."""
+    from confluent_kafka import KafkaException
+
+    try:
+        socket.create_connection((HOST, int(bootstrap.rpartition(":")[2])), timeout=1).close()
+        return bool(_admin(bootstrap).list_topics(timeout=2).brokers)
+    except (OSError, KafkaException):
+        return False
+
+
+def _process_running(pid: int, marker: str) -> bool:
+    """Whether ``pid`` is alive and, where /proc tells, its command line holds ``marker``."""
+    proc = Path("/proc")
+    if proc.is_dir():
+        try:
+            return marker.encode() in (proc / str(pid) / "cmdline").read_bytes()
+        except OSError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _port_taken(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return True
+    return False
+
+
+def _random_cluster_id() -> str:
+    """A Kafka ``Uuid`` string, as ``kafka-storage.sh random-uuid`` prints it."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise SetupError(
+            "Java 17+ is needed to run Kafka: apt-get install openjdk-17-jre-headless."
+        )
+    return java
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:]) or "(empty)"

@@ -1,0 +1,270 @@
+"""``workbench run``: a dagger as a checkpointed Spark streaming job on Kafka.
+
+One job is a few streaming queries over the same Kafka sources, each with its own
+folder under the job's checkpoint:
+
+* ``sinks``: the dagger SQL, each micro-batch handed to every batch sink (InfluxDB,
+  Kafka, log) with its batch id, so a replayed batch is rewritten, not doubled;
+* ``parquet-<i>``: one per native sink (Spark's exactly-once file sink);
+* ``dead-letters``: the records that did not decode, with their offsets.
+
+A stop (Ctrl-C, SIGTERM, :meth:`StreamingJob.stop`) waits for the current
+micro-batch to finish; a crash (SIGKILL) loses nothing either, because every query
+restarts from its checkpoint and every sink makes a replayed batch harmless.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench import deadletters, engine
+from workbench.durations import spark_interval
+from workbench.exceptions import WorkbenchError
+from workbench.paths import subdir
+from workbench.progress import ProgressListener, Totals
+from workbench.sinks.registry import SinkConfig, SinkContext, SinkWriter
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from workbench.spec import DaggerSpec
+
+SINKS_QUERY = "sinks"
+
+
+def default_checkpoint(job: str) -> Path:
+    return subdir("checkpoints") / job
+
+
+def with_bootstrap(spec: DaggerSpec, servers: str) -> DaggerSpec:
+    """``spec`` with every Kafka address (streams, Kafka sinks, dead letters) set to
+    ``servers``."""
+    streams = [s.model_copy(update={"bootstrap_servers": servers}) for s in spec.streams]
+    sinks = [
+        s.model_copy(update={"bootstrap_servers": servers}) if s.type == "kafka" else s
+        for s in spec.sinks
+    ]
+    dead = spec.dead_letter.model_copy(update={"bootstrap_servers": servers})
+    return spec.model_copy(update={"streams": streams, "sinks": sinks, "dead_letter": dead})
+
+
+class StreamingJob:
+    """A dagger spec running as streaming queries; :meth:`start`, then :meth:`run`."""
+
+    def __init__(
+        self,
+        spec: DaggerSpec,
+        spark: SparkSession | None = None,
+        *,
+        checkpoint: str | Path | None = None,
+        available_now: bool = False,
+        emit: Callable[[str], None] | None = print,
+    ):
+        self.spec = spec
+        self.checkpoint = Path(checkpoint or spec.checkpoint or default_checkpoint(spec.name))
+        self.available_now = available_now
+        self.emit = emit
+        self.totals = Totals()
+        self.queries: list[StreamingQuery] = []
+        self._writers: list[tuple[SinkConfig, SinkWriter]] = []
+        self._dead: deadletters.DeadLetterWriter | None = None
+        self._stopping = threading.Event()
+        self._spark = spark
+        self._listener: ProgressListener | None = None
+
+    # --- building ---------------------------------------------------------------------
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            from workbench.spark import session
+
+            self._spark = session(app_name=f"dagger-{self.spec.name}", conf=self.spec.spark_conf)
+        return self._spark
+
+    def _trigger(self) -> dict[str, Any]:
+        if self.available_now:
+            return {"availableNow": True}
+        return {"processingTime": spark_interval(self.spec.trigger_interval_ms)}
+
+    def _context(self, index: int) -> SinkContext:
+        from workbench.streams import registry_for
+
+        mode = "update" if self.spec.emit == "updates" else "append"
+        return SinkContext(
+            self.spark,
+            self.spec.name,
+            index,
+            self.checkpoint,
+            registry_for(self.spec),
+            mode,
+            self._trigger(),
+        )
+
+    def plan(self) -> tuple[DataFrame, DataFrame]:
+        """(the dagger's result, the dead letters of every stream), both streaming."""
+        from workbench.sources.kafka import open_stream
+        from workbench.streams import registry_for, resolve
+
+        registry = registry_for(self.spec)
+        streams = [open_stream(self.spark, r, registry) for r in resolve(self.spec, registry)]
+        inputs = [
+            engine.Input(s.table, s.rows, self.spec.stream(s.table).event_timestamp_field)
+            for s in streams
+        ]
+        plan = engine.build(
+            self.spark,
+            self.spec.sql,
+            inputs,
+            job=self.spec.name,
+            rowtime=self.spec.rowtime_attribute,
+            watermark_delay_ms=self.spec.watermark_delay_ms,
+        )
+        dead = streams[0].dead_letters
+        for other in streams[1:]:
+            dead = dead.unionByName(other.dead_letters)
+        return plan.result, dead
+
+    # --- running ----------------------------------------------------------------------
+
+    def start(self) -> StreamingJob:
+        from workbench.sinks.log import LogConfig
+
+        result, dead = self.plan()
+        sinks = list(self.spec.sinks) or [LogConfig()]
+        self.checkpoint.mkdir(parents=True, exist_ok=True)
+        batch_sinks = [(i, s) for i, s in enumerate(sinks) if not s.native]
+        native = [(i, s) for i, s in enumerate(sinks) if s.native]
+        main = f"{self.spec.name}:{SINKS_QUERY}" if batch_sinks else None
+        main = main or f"{self.spec.name}:{native[0][1].type}-{native[0][0]}"
+        self._listener = ProgressListener(main, self.totals, self.emit)
+        self.spark.streams.addListener(self._listener)
+        try:
+            if batch_sinks:
+                self._writers = [(s, s.open(self._context(i))) for i, s in batch_sinks]
+                self.queries.append(self._start_batch_sinks(result))
+            for i, sink in native:
+                self.queries.append(sink.start(result, self._context(i)))
+            self._dead = deadletters.DeadLetterWriter(self.spec, self._context(-1))
+            self.queries.append(self._start_dead_letters(dead))
+        except Exception:
+            self.stop(graceful=False)
+            raise
+        return self
+
+    def _start_batch_sinks(self, result: DataFrame) -> StreamingQuery:
+        ctx = self._context(0)
+
+        def fan_out(batch: DataFrame, batch_id: int) -> None:
+            batch = batch.persist()
+            try:
+                for config, writer in self._writers:
+                    self.totals.add_written(config.describe(), writer.write(batch, batch_id))
+            finally:
+                batch.unpersist()
+
+        return (
+            result.writeStream.queryName(f"{self.spec.name}:{SINKS_QUERY}")
+            .option("checkpointLocation", str(self.checkpoint / SINKS_QUERY))
+            .outputMode(ctx.output_mode)
+            .trigger(**ctx.trigger)
+            .foreachBatch(fan_out)
+            .start()
+        )
+
+    def _start_dead_letters(self, dead: DataFrame) -> StreamingQuery:
+        writer = self._dead
+        assert writer is not None
+
+        def write(batch: DataFrame, batch_id: int) -> None:
+            self.totals.dead_letters += writer.write(batch, batch_id)
+
+        return (
+            dead.writeStream.queryName(f"{self.spec.name}:{deadletters.QUERY}")
+            .option("checkpointLocation", str(self.checkpoint / deadletters.QUERY))
+            .trigger(**self._trigger())
+            .foreachBatch(write)
+            .start()
+        )
+
+    def run(self, duration_s: float | None = None, handle_signals: bool = True) -> Totals:
+        """Block until stopped (signal, :meth:`stop`, ``duration_s``), or, with
+        ``available_now``, until every query has processed what was there."""
+        if not self.queries:
+            self.start()
+        restore = _on_signals(self._stopping.set) if handle_signals else None
+        deadline = None if duration_s is None else time.monotonic() + duration_s
+        try:
+            while not self._stopping.wait(0.5):
+                self._raise_failures()
+                if self.available_now and not any(q.isActive for q in self.queries):
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+        finally:
+            if restore:
+                restore()
+            self.stop()
+        self._raise_failures()
+        return self.totals
+
+    def _raise_failures(self) -> None:
+        for query in self.queries:
+            err = query.exception()
+            if err is not None:
+                self.stop(graceful=False)
+                cause = getattr(err, "desc", None) or str(err)
+                raise JobFailedError(f"query '{query.name}' failed: {_first_lines(cause)}")
+
+    def stop(self, graceful: bool = True) -> None:
+        """Stop every query; ``graceful`` lets a running micro-batch finish first."""
+        for query in self.queries:
+            if graceful:
+                _wait_idle(query)
+            with contextlib.suppress(Exception):  # a failed query is reported by run()
+                query.stop()
+        for _, writer in self._writers:
+            writer.close()
+        if self._dead is not None:
+            self._dead.close()
+        self._writers, self._dead = [], None
+        if self._listener is not None:
+            self.spark.streams.removeListener(self._listener)
+            self._listener = None
+
+
+class JobFailedError(WorkbenchError):
+    """A streaming query of the job stopped with an error."""
+
+
+def _wait_idle(query: StreamingQuery, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while query.isActive and time.monotonic() < deadline:
+        if not query.status.get("isTriggerActive"):
+            return
+        time.sleep(0.2)
+
+
+def _on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = {
+        sig: signal.signal(sig, lambda *_: handler()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
+
+
+def _first_lines(text: str, n: int = 6) -> str:
+    return "\n".join(text.strip().splitlines()[:n])

@@ -1,0 +1,98 @@
+"""Progress of a running dagger: per-batch figures from Spark, totals kept by the job.
+
+:class:`ProgressListener` is a Spark ``StreamingQueryListener`` that turns each
+micro-batch's progress into a :class:`BatchReport` line (input rate, processed rate,
+batch duration, watermark, late and dead-letter counts) and keeps running totals.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql.streaming import StreamingQueryListener
+
+
+@dataclass
+class Totals:
+    """Counts since the job started (this process)."""
+
+    input_rows: int = 0
+    late_rows: int = 0
+    dead_letters: int = 0
+    rows_written: dict[str, int] = field(default_factory=dict)
+    batches: int = 0
+    watermark: str | None = None
+
+    def add_written(self, sink: str, count: int) -> None:
+        self.rows_written[sink] = self.rows_written.get(sink, 0) + count
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    query: str
+    batch: int
+    input_rows: int
+    input_rate: float
+    processed_rate: float
+    duration_ms: int
+    watermark: str | None
+    late_rows: int
+
+    def line(self, totals: Totals) -> str:
+        watermark = (self.watermark or "-").replace(".000Z", "Z")
+        return (
+            f"[{self.query}] batch {self.batch}: {self.input_rows:,} rows | "
+            f"in {self.input_rate:,.0f}/s | processed {self.processed_rate:,.0f}/s | "
+            f"{self.duration_ms / 1000:.2f}s | watermark {watermark} | "
+            f"late {totals.late_rows:,} | dead letters {totals.dead_letters:,}"
+        )
+
+
+def report(progress: Any) -> BatchReport:
+    """A :class:`BatchReport` from Spark's ``StreamingQueryProgress``."""
+    late = sum(int(op.numRowsDroppedByWatermark or 0) for op in progress.stateOperators or [])
+    watermark = (progress.eventTime or {}).get("watermark")
+    if watermark and watermark.startswith("1970-01-01"):
+        watermark = None
+    return BatchReport(
+        query=progress.name or str(progress.id),
+        batch=int(progress.batchId),
+        input_rows=int(progress.numInputRows or 0),
+        input_rate=float(progress.inputRowsPerSecond or 0.0),
+        processed_rate=float(progress.processedRowsPerSecond or 0.0),
+        duration_ms=int((progress.durationMs or {}).get("triggerExecution", 0)),
+        watermark=watermark,
+        late_rows=late,
+    )
+
+
+class ProgressListener(StreamingQueryListener):
+    """Reports the batches of the queries named ``main`` (others only count)."""
+
+    def __init__(self, main: str, totals: Totals, emit: Callable[[str], None] | None = print):
+        self.main, self.totals, self.emit = main, totals, emit
+        self._lock = threading.Lock()
+
+    def onQueryStarted(self, event: Any) -> None:
+        pass
+
+    def onQueryProgress(self, event: Any) -> None:
+        batch = report(event.progress)
+        if batch.query != self.main:
+            return
+        with self._lock:
+            self.totals.batches += 1
+            self.totals.input_rows += batch.input_rows
+            self.totals.late_rows += batch.late_rows
+            self.totals.watermark = batch.watermark or self.totals.watermark
+            if self.emit is not None and batch.input_rows:
+                self.emit(batch.line(self.totals))
+
+    def onQueryIdle(self, event: Any) -> None:
+        pass
+
+    def onQueryTerminated(self, event: Any) -> None:
+        pass

@@ -1,0 +1,148 @@
+"""The Kafka source: Spark's Kafka connector, decoded on the JVM, with dead letters split off.
+
+:func:`connector_jars` is a jar provider for :mod:`workbench.spark`: Spark's Kafka
+connector matching the installed pyspark, fetched from Maven Central (Spark's own jars
+are excluded, so nothing is loaded twice).
+
+:func:`open_stream` reads one spec stream and returns two frames over the same records:
+``rows`` (the decoded message fields plus :data:`METADATA` columns) and ``dead_letters``
+(what did not decode or had no event time, with its topic, partition, offset, raw bytes
+and the error).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.exceptions import SpecError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from workbench.schemas import SchemaRegistry
+    from workbench.spec import StreamSpec
+    from workbench.streams import ResolvedStream
+
+#: Jars Spark already ships in pyspark/jars: never fetch a second copy.
+SPARK_PROVIDED = [
+    "org.apache.hadoop:hadoop-client-api",
+    "org.apache.hadoop:hadoop-client-runtime",
+    "com.google.code.findbugs:jsr305",
+    "org.lz4:lz4-java",
+    "org.xerial.snappy:snappy-java",
+    "com.github.luben:zstd-jni",
+    "org.scala-lang:scala-library",
+    "org.scala-lang.modules:scala-parallel-collections_2.13",
+    "org.slf4j:slf4j-api",
+    "org.apache.spark:spark-tags_2.13",
+]
+
+#: Kafka record metadata each stream table carries next to the message's fields.
+METADATA = {
+    "kafka_topic": "topic",
+    "kafka_partition": "partition",
+    "kafka_offset": "offset",
+    "kafka_timestamp": "timestamp",
+}
+
+DEAD_LETTER_COLUMNS = [
+    "table",
+    "topic",
+    "partition",
+    "offset",
+    "kafka_timestamp",
+    "key",
+    "value",
+    "error",
+]
+
+
+def connector_jars() -> list[Path]:
+    """spark-sql-kafka (and kafka-clients, commons-pool2, the token provider) for this pyspark."""
+    import pyspark
+
+    from workbench.infra.maven import fetch
+
+    version = pyspark.__version__
+    coordinate = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
+    return fetch(f"spark-kafka-{version}", [coordinate], exclude=SPARK_PROVIDED)
+
+
+@dataclass(frozen=True)
+class StreamFrames:
+    table: str
+    rows: DataFrame
+    dead_letters: DataFrame
+
+
+def reader_options(stream: StreamSpec, bootstrap_servers: str | None = None) -> dict[str, str]:
+    """The Spark Kafka source options for ``stream`` (``kafka.*`` options pass through)."""
+    options = {"kafka.bootstrap.servers": bootstrap_servers or stream.bootstrap_servers}
+    if stream.topics:
+        options["subscribe"] = ",".join(stream.topics)
+    else:
+        options["subscribePattern"] = str(stream.topic_pattern)
+    options.update(_starting(stream.starting_offsets))
+    if stream.max_offsets_per_trigger:
+        options["maxOffsetsPerTrigger"] = str(stream.max_offsets_per_trigger)
+    if stream.group_id:
+        options["groupIdPrefix"] = stream.group_id
+    for key, value in stream.kafka_options.items():
+        options[key if key.startswith("kafka.") else f"kafka.{key}"] = str(value)
+    return options
+
+
+def _starting(value: Any) -> dict[str, str]:
+    import json
+
+    if isinstance(value, dict):
+        return {"startingOffsets": json.dumps(value)}
+    if isinstance(value, int):
+        return {"startingTimestamp": str(value)}
+    if value in ("earliest", "latest"):
+        return {"startingOffsets": value}
+    moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))  # spec-checked
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return {"startingTimestamp": str(int(moment.timestamp() * 1000))}
+
+
+def open_stream(
+    spark: SparkSession,
+    resolved: ResolvedStream,
+    registry: SchemaRegistry,
+    bootstrap_servers: str | None = None,
+) -> StreamFrames:
+    """The decoded rows and the dead letters of one stream (both streaming frames)."""
+    from pyspark.sql import functions as F
+
+    from workbench.sources.protobuf import decoder
+
+    stream = resolved.spec
+    raw = spark.readStream.format("kafka").options(**reader_options(stream, bootstrap_servers))
+    decode = decoder(spark, registry, resolved.message, required_field=stream.event_timestamp_field)
+    records = raw.load().select(decode(F.col("value")).alias("_decoded"), "*")
+    clashes = sorted(set(METADATA) & set(resolved.schema.fieldNames()))
+    if clashes:
+        raise SpecError(
+            "streams[].message",
+            f"{resolved.message} has fields named {', '.join(clashes)}, which the Kafka "
+            "metadata columns use; rename them in the .proto",
+        )
+    rows = records.where(F.col("_decoded.error").isNull()).select(
+        "_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items())
+    )
+    dead = records.where(F.col("_decoded.error").isNotNull()).select(
+        F.lit(stream.table).alias("table"),
+        "topic",
+        "partition",
+        "offset",
+        F.col("timestamp").alias("kafka_timestamp"),
+        "key",
+        "value",
+        F.col("_decoded.error").alias("error"),
+    )
+    return StreamFrames(stream.table, rows, dead)

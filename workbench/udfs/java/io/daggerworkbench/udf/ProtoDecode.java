@@ -1,0 +1,125 @@
+package io.daggerworkbench.udf;
+
+import com.google.protobuf.Descriptors.Descriptor;
+import io.daggerworkbench.udf.WireInput.DecodeFailure;
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.catalyst.expressions.GenericRow;
+
+/**
+ * {@code ProtoDecode(record BINARY) -> STRUCT<message: STRUCT<...>, error: STRING>}: decodes
+ * serialized protobuf records of one message type on the JVM, for Spark, in place of the
+ * {@code spark-protobuf} connector's {@code from_protobuf}.
+ *
+ * <p>{@code message} has the type {@code workbench.schemas.sparktypes.spark_schema} gives the
+ * message (Spark's {@code from_protobuf} type with default options); see
+ * {@link ProtoMessageCodec} and {@link ProtoFieldCodec} for the mapping. Exactly one of
+ * {@code message} and {@code error} is set. {@code call} never throws: a null record, bytes
+ * that do not parse, or a record whose {@code requiredField} is unset all give an error text
+ * (for a dead-letter output) and a null message.
+ *
+ * <p>With {@code emitDefaults} an unset proto3 scalar (no presence) is its default (0, "", false,
+ * the enum's first value) and an empty repeated field or map is empty, as Dagger's generated
+ * Java getters give them; without it they are null, as in {@code from_protobuf}. Fields with
+ * presence (messages, {@code optional}, oneof members) are null when unset either way.
+ *
+ * <p>The descriptors and codecs are built once per JVM for each (descriptor set, message,
+ * options), not once per task: the instance Spark ships to executors carries only the bytes.
+ */
+public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
+    private static final long serialVersionUID = 1L;
+    private static final Map<String, Plan> PLANS = new ConcurrentHashMap<>();
+
+    private final byte[] fileDescriptorSet;
+    private final String messageFullName;
+    private final String requiredField;
+    private final boolean emitDefaults;
+    private final String planKey;
+    private transient volatile Plan plan;
+
+    /**
+     * @param fileDescriptorSet a serialized FileDescriptorSet holding the message and its imports
+     * @param messageFullName the message's full proto name ({@code esb.booking.BookingLogMessage})
+     * @param requiredField a top-level field that must be set (the event time), or null
+     * @param emitDefaults unset proto3 scalars as their defaults rather than null
+     * @throws IllegalArgumentException when the message or field is not found
+     */
+    public ProtoDecode(byte[] fileDescriptorSet, String messageFullName, String requiredField,
+            boolean emitDefaults) {
+        if (fileDescriptorSet == null || messageFullName == null) {
+            throw new IllegalArgumentException("a descriptor set and a message name are needed");
+        }
+        this.fileDescriptorSet = fileDescriptorSet.clone();
+        this.messageFullName = messageFullName;
+        this.requiredField = requiredField;
+        this.emitDefaults = emitDefaults;
+        this.planKey = digest(fileDescriptorSet) + "\n" + messageFullName + "\n" + requiredField
+                + "\n" + emitDefaults;
+        this.plan = plan(); // fail here, on the driver, rather than in every task
+    }
+
+    @Override
+    public Row call(byte[] record) {
+        if (record == null) {
+            return failed("empty record");
+        }
+        try {
+            Plan p = plan();
+            Object[] state = p.codec.newState();
+            p.codec.decode(new WireInput(record), state, 0, 0);
+            if (p.requiredColumn >= 0 && p.codec.isUnset(state, p.requiredColumn)) {
+                return failed("missing event time field '" + requiredField + "'");
+            }
+            return new GenericRow(new Object[] {p.codec.finish(state), null});
+        } catch (DecodeFailure e) {
+            return failed("cannot decode " + messageFullName + ": " + e.getMessage());
+        } catch (RuntimeException | StackOverflowError e) {
+            return failed("cannot decode " + messageFullName + ": " + e);
+        }
+    }
+
+    private static Row failed(String error) {
+        return new GenericRow(new Object[] {null, error});
+    }
+
+    private Plan plan() {
+        Plan p = plan;
+        if (p == null) {
+            p = PLANS.computeIfAbsent(planKey, k -> new Plan(
+                    ProtoDescriptors.message(fileDescriptorSet, messageFullName),
+                    requiredField, emitDefaults));
+            plan = p;
+        }
+        return p;
+    }
+
+    private static String digest(byte[] data) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
+        } catch (NoSuchAlgorithmException e) {
+            return new String(data, StandardCharsets.ISO_8859_1); // SHA-256 is always there
+        }
+    }
+
+    /** What decoding one message type needs: its codec and the required field's column. */
+    private static final class Plan {
+        final ProtoMessageCodec codec;
+        final int requiredColumn;
+
+        Plan(Descriptor descriptor, String requiredField, boolean emitDefaults) {
+            this.codec = ProtoMessageCodec.of(descriptor, emitDefaults);
+            this.requiredColumn = requiredField == null ? -1 : codec.columnOf(requiredField);
+            if (requiredField != null && requiredColumn < 0) {
+                throw new IllegalArgumentException("Message " + descriptor.getFullName()
+                        + " has no field '" + requiredField + "' (with a column) to require");
+            }
+        }
+    }
+}

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections import Counter
 
 from geo_reference import surge_windows
 from readback import influx_points, influxql, kafka_messages, vm_export
-from streaming import closed, new_topic, publish_events, surge_rows, surge_spec
+from streaming import (
+    START,
+    closed,
+    new_topic,
+    publish_events,
+    surge_rows,
+    surge_spec,
+    to_ms,
+)
 
-from workbench.generator import write_jsonl
+from workbench.generator import Generator, encode, iso, write_jsonl
 from workbench.job import StreamingJob
+from workbench.producer import publish
 from workbench.replay import replay
+from workbench.spec import parse
 
 
 def test_generator_to_every_sink(spark, kafka_broker, influxdb_v1, victoria_metrics, tmp_path):
@@ -107,3 +118,152 @@ def _iso(ms: int) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat()
+
+
+def test_interval_join_of_two_streams(spark, kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    bookings, payments = new_topic(bootstrap, "join-bookings"), new_topic(bootstrap, "join-pay")
+    generator = Generator(seed=3, start=START, rate_per_s=5.0, out_of_order_seconds=4.0)
+    sent_b = publish(
+        bootstrap,
+        "bookings",
+        topic=bookings,
+        count=3000,
+        generator=generator,
+        speedup=None,
+        keep_events=True,
+    )
+    sent_p = publish(
+        bootstrap,
+        "payments",
+        topic=payments,
+        count=300,
+        generator=generator,
+        speedup=None,
+        keep_events=True,
+    )
+    sql = """
+        SELECT b.order_number, p.payment_id, p.amount,
+               b.event_timestamp AS booked, p.event_timestamp AS paid
+        FROM booking AS b JOIN payment AS p
+          ON b.order_number = p.order_number
+         AND p.rowtime BETWEEN b.rowtime AND b.rowtime + INTERVAL '10' MINUTE
+        WHERE b.status = 'COMPLETED'"""
+    stream = {"bootstrap_servers": bootstrap, "starting_offsets": "earliest"}
+    spec = parse(
+        {
+            "name": "booking-payments",
+            "streams": [
+                {
+                    "table": "booking",
+                    "message": "esb.booking.BookingLogMessage",
+                    "topics": [bookings],
+                    **stream,
+                },
+                {"table": "payment", "message": "PaymentMessage", "topics": [payments], **stream},
+            ],
+            "sql": sql,
+            "sinks": [{"type": "parquet", "path": str(tmp_path / "out"), "time_column": "booked"}],
+            "checkpoint": str(tmp_path / "checkpoint"),
+            "dead_letter": {"path": str(tmp_path / "dead")},
+        }
+    )
+    StreamingJob(spec, spark, available_now=True, emit=None).run()
+
+    def key(order, payment, amount, booked, paid):
+        return (order, payment, round(float(amount), 2), to_ms(booked), to_ms(paid))
+
+    expected = Counter(
+        key(
+            b["order_number"],
+            p["payment_id"],
+            p["amount"],
+            b["event_timestamp"],
+            p["event_timestamp"],
+        )
+        for b in sent_b.events
+        if b["status"] == "COMPLETED"
+        for p in sent_p.events
+        if p["order_number"] == b["order_number"]
+        and 0 <= to_ms(p["event_timestamp"]) - to_ms(b["event_timestamp"]) <= 600_000
+    )
+    assert len(expected) > 100
+    got = Counter(
+        key(r.order_number, r.payment_id, r.amount, r.booked, r.paid)
+        for r in spark.read.parquet(str(tmp_path / "out")).collect()
+    )
+    assert got == expected
+
+
+def test_late_records_are_counted_and_change_nothing(spark, kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "late")
+    sent = publish_events(bootstrap, topic, 2000)
+    spec = surge_spec(
+        bootstrap, topic, tmp_path, [{"type": "parquet", "path": str(tmp_path / "p")}]
+    )
+    first = StreamingJob(spec, spark, available_now=True, emit=None).run()
+    assert first.late_rows == 0
+    before = spark.read.parquet(str(tmp_path / "p")).collect()
+
+    created = [e for e in sent.events if e["status"] == "CREATED"][:25]
+    late = [  # an hour behind the watermark
+        {**e, "event_timestamp": iso(to_ms(e["event_timestamp"]) / 1000 - 3600)} for e in created
+    ]
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for e in late:
+        producer.produce(topic, encode(e, "esb.booking.BookingLogMessage"), partition=0)
+    producer.flush(30)
+    second = StreamingJob(spec, spark, available_now=True, emit=None).run()
+    # Spark counts late rows where its stateful operator drops them: after the partial
+    # aggregation of each input partition, so one per (cell, vehicle, minute) here.
+    assert second.input_rows == len(late) == 25
+    assert second.late_rows == len(surge_windows(late)) > 15
+    after = spark.read.parquet(str(tmp_path / "p")).collect()
+    assert surge_rows(r.asDict() for r in after) == surge_rows(r.asDict() for r in before)
+
+
+def test_early_updates_rewrite_windows_until_final(spark, kafka_broker, influxdb_v1, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    topic, out_topic = new_topic(bootstrap, "updates"), new_topic(bootstrap, "updates-out")
+    sent = publish_events(bootstrap, topic, 3000)
+    database = f"updates_{uuid.uuid4().hex[:8]}"
+    influxql(influxdb_v1, f'CREATE DATABASE "{database}"')
+    spec = surge_spec(
+        bootstrap,
+        topic,
+        tmp_path,
+        [
+            {
+                "type": "influx",
+                "api": 1,
+                "url": influxdb_v1.url,
+                "database": database,
+                "measurement": "surge",
+            },
+            {
+                "type": "kafka",
+                "bootstrap_servers": bootstrap,
+                "topic": out_topic,
+                "key_columns": ["tag_s2id", "tag_vehicle_type", "window_timestamp"],
+            },
+        ],
+        stream_options={"max_offsets_per_trigger": 300},
+        emit="updates",
+    )
+    StreamingJob(spec, spark, available_now=True, emit=None).run()
+    everything = surge_windows(sent.events)
+    expected = closed(everything, sent.events)
+
+    messages = kafka_messages(bootstrap, out_topic)
+    latest = {m.key(): json.loads(m.value()) for m in messages}  # a compacted topic's view
+    assert len(messages) > len(latest)  # windows were updated before they were final
+    final = surge_rows(latest.values())
+    assert {k: v for k, v in final.items() if k in expected} == expected
+    assert all(everything[k] == v for k, v in final.items() if k[2] > max(expected)[2])
+
+    points = influx_points(influxdb_v1, database, "surge")
+    rewritten = surge_rows({**p, "window_timestamp": p["time"]} for p in points)
+    assert {k: v for k, v in rewritten.items() if k in expected} == expected

@@ -120,9 +120,18 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from workbench.demo import run_demo
+    from workbench.demo import DemoOptions, run_demo
 
-    return run_demo(events=args.events, seed=args.seed, out=args.out)
+    return run_demo(
+        DemoOptions(
+            seconds=args.seconds,
+            rate=args.rate,
+            speedup=args.speedup,
+            seed=args.seed,
+            port=args.port,
+            influx_url=args.influx_url,
+        )
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,10 +222,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=cmd_setup)
 
-    p = sub.add_parser("demo", help="run the surge-pricing dagger on generated demo events")
-    p.add_argument("--events", type=int, default=20_000, help="bookings to generate")
+    p = sub.add_parser(
+        "demo",
+        help="the surge-pricing dagger streaming on a local Kafka broker",
+        description="Start the local broker, publish generated bookings while the bundled "
+        "surge-pricing dagger runs, print the busiest cells and check every closed window.",
+    )
+    p.add_argument("--seconds", type=float, default=45.0, help="wall seconds of publishing")
+    p.add_argument("--rate", type=float, default=300.0, help="bookings per event-time second")
+    p.add_argument("--speedup", type=float, default=6.0, help="event-time seconds per wall second")
     p.add_argument("--seed", type=int, default=7, help="generator seed")
-    p.add_argument("--out", default=None, help="result file (default: under .workbench/demo)")
+    p.add_argument("--port", type=int, default=9092, help="broker port (controller: port + 1)")
+    p.add_argument("--influx-url", help="also write to this InfluxDB 1.x (database 'dagger')")
     p.set_defaults(run=cmd_demo)
 
     from workbench.cli_streaming import add_commands

@@ -203,7 +203,7 @@ class StreamingJob:
         deadline = None if duration_s is None else time.monotonic() + duration_s
         try:
             while not self._stopping.wait(0.5):
-                self._raise_failures()
+                self.poll()
                 if self.available_now and not any(q.isActive for q in self.queries):
                     break
                 if deadline is not None and time.monotonic() >= deadline:
@@ -212,10 +212,11 @@ class StreamingJob:
             if restore:
                 restore()
             self.stop()
-        self._raise_failures()
+        self.poll()
         return self.totals
 
-    def _raise_failures(self) -> None:
+    def poll(self) -> None:
+        """Raise :class:`JobFailedError` (after stopping the rest) if a query failed."""
         for query in self.queries:
             err = query.exception()
             if err is not None:

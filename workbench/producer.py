@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from workbench.generator import MESSAGES, Generator, Record
+from workbench.infra.kafka import LOG
 
 #: default topic per event kind (what the bundled specs read)
 TOPICS = {
@@ -70,6 +71,7 @@ def publish(
             "compression.type": "lz4",
             "enable.idempotence": True,
             "queue.buffering.max.messages": 500_000,
+            "logger": LOG,
         }
     )
     errors: list[str] = []

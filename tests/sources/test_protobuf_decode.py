@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import random
 import struct
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workbench.exceptions import SinkError
+from workbench.infra.kafka import LOG
 
 COMMIT_TOPIC = "_dagger_sink_commits"
 Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]  # key, value, headers
@@ -42,6 +43,7 @@ class TransactionalWriter:
             "enable.idempotence": True,
             "linger.ms": 20,
             "compression.type": "lz4",
+            "logger": LOG,
             **dict(options or {}),
         }
         _ensure_commit_topic(bootstrap_servers)
@@ -120,6 +122,7 @@ def last_commit(bootstrap_servers: str, transactional_id: str) -> dict | None:
             "isolation.level": "read_committed",
             "enable.auto.commit": False,
             "enable.partition.eof": True,
+            "logger": LOG,
         }
     )
     try:

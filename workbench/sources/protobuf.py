@@ -107,4 +107,3 @@ def _check_required(returns: StructType, message: str, field: str | None) -> Non
     columns = returns[MESSAGE].dataType.fieldNames()  # type: ignore[attr-defined]
     if field is not None and field not in columns:
         raise UnknownNameError("field", field, columns, where=f"in message {message}")
-

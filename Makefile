@@ -21,14 +21,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	@rm -f $(VENV)/.installed-* && touch $@
 
-.PHONY: system
+.PHONY: system test-system
 system:
 	@bash scripts/system-deps.sh
+
+test-system:
+	@bash scripts/system-deps.sh test
 
 demo: setup
 	$(BIN)/workbench demo
 
-test: setup
+test: setup test-system
 	@$(BIN)/pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 

@@ -207,9 +207,22 @@ def _nondeterministic_decoder(spark: SparkSession, registry: SchemaRegistry):
             bytearray(registry.descriptor_set()), MESSAGE, "event_timestamp", True
         )
         returns = session.parseDataType(decoded_type(registry, MESSAGE).json())
-        wrapped = jvm.org.apache.spark.sql.functions.udf(udf, returns).asNondeterministic()
+        wrapped = _java_udf(spark, udf, returns).asNondeterministic()
         session.udf().register(name, wrapped)
     return functools.partial(F.call_function, name)
+
+
+def _java_udf(spark: SparkSession, udf: Any, returns: Any) -> Any:
+    """``functions.udf(UDF1, DataType)``, called by reflection: py4j would pick the untyped
+    Scala overload ``udf(AnyRef, DataType)``, which Spark refuses."""
+    gateway, jvm = spark.sparkContext._gateway, spark._jvm
+    find = jvm.java.lang.Class.forName
+    types = gateway.new_array(jvm.java.lang.Class, 2)
+    types[0] = find("org.apache.spark.sql.api.java.UDF1")
+    types[1] = find("org.apache.spark.sql.types.DataType")
+    args = gateway.new_array(jvm.java.lang.Object, 2)
+    args[0], args[1] = udf, returns
+    return find("org.apache.spark.sql.functions").getMethod("udf", types).invoke(None, args)
 
 
 def jvm_s2id(lat: Column, lng: Column) -> Column:

@@ -130,6 +130,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             seed=args.seed,
             port=args.port,
             influx_url=args.influx_url,
+            kafka_dir=args.kafka_dir,
         )
     )
 
@@ -233,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speedup", type=float, default=6.0, help="event-time seconds per wall second")
     p.add_argument("--seed", type=int, default=7, help="generator seed")
     p.add_argument("--port", type=int, default=9092, help="broker port (controller: port + 1)")
+    p.add_argument("--kafka-dir", type=Path, help="broker state (default: .workbench/kafka)")
     p.add_argument("--influx-url", help="also write to this InfluxDB 1.x (database 'dagger')")
     p.set_defaults(run=cmd_demo)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from pathlib import Path
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -66,7 +67,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def _broker(args: argparse.Namespace):
     from workbench.infra.kafka import Broker
 
-    return Broker(port=args.port, controller_port=args.port + 1)
+    return Broker(args.state_dir, port=args.port, controller_port=args.port + 1)
 
 
 def cmd_kafka_up(args: argparse.Namespace) -> int:
@@ -186,6 +187,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     port = argparse.ArgumentParser(add_help=False)
     port.add_argument(
         "--port", type=int, default=9092, help="broker port (the controller uses port + 1)"
+    )
+    port.add_argument(
+        "--state-dir", type=Path, default=None, help="data and logs (default: .workbench/kafka)"
     )
     q = actions.add_parser("up", help="start the broker (idempotent)", parents=[port])
     q.add_argument("--topic", action="append", default=[], help="create this topic (repeatable)")

@@ -14,10 +14,12 @@ def _step(label: str, action: Callable[[], object]) -> None:
 
 
 def prepare() -> None:
+    from workbench.infra.kafka import broker_jars
     from workbench.schemas import default_registry
     from workbench.spark import JAR_PROVIDERS, jar_provider
 
     print("workbench setup")
     for spec in JAR_PROVIDERS:
         _step(f"jars from {spec}", jar_provider(spec))
+    _step("kafka broker jars", broker_jars)
     _step("demo protobuf schemas", lambda: default_registry().descriptor_set_path())

@@ -70,6 +70,9 @@ def decoder(
     ``message`` is a full, Java or unique simple name (see ``SchemaRegistry.resolve``);
     ``required_field`` a top-level field (the event time) whose absence is an error. The
     UDF is registered on ``spark`` once, under :func:`function_name`, so SQL can call it too.
+
+    Project the struct once (``frame.select(decode(col).alias("decoded"))``) and read its
+    fields from there: every mention of the decode expression itself may run the UDF again.
     """
     from pyspark.sql import functions as F
 

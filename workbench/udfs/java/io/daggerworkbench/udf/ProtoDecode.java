@@ -3,7 +3,6 @@ package io.daggerworkbench.udf;
 import com.google.protobuf.Descriptors.Descriptor;
 import io.daggerworkbench.udf.WireInput.DecodeFailure;
 import java.io.Serializable;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -104,7 +103,7 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
         } catch (NoSuchAlgorithmException e) {
-            return new String(data, StandardCharsets.ISO_8859_1); // SHA-256 is always there
+            throw new IllegalStateException("every JVM has SHA-256", e);
         }
     }
 

@@ -37,8 +37,8 @@ final class ProtoDescriptors {
         ProtoDescriptors files = new ProtoDescriptors(set);
         TreeSet<String> known = new TreeSet<>();
         for (FileDescriptorProto proto : set.getFileList()) {
-            Deque<Descriptor> pending = new ArrayDeque<>(files.file(proto.getName(), new ArrayList<>())
-                    .getMessageTypes());
+            FileDescriptor file = files.file(proto.getName(), new ArrayList<>());
+            Deque<Descriptor> pending = new ArrayDeque<>(file.getMessageTypes());
             while (!pending.isEmpty()) {
                 Descriptor d = pending.pop();
                 if (d.getFullName().equals(fullName)) {
@@ -59,9 +59,10 @@ final class ProtoDescriptors {
         }
         FileDescriptorProto proto = protos.get(name);
         if (proto == null || importers.contains(name)) {
-            throw new IllegalArgumentException((proto == null ? "Missing import " : "Import cycle at ")
-                    + name + " (via " + String.join(" -> ", importers) + "): build the "
-                    + "descriptor set with protoc --include_imports.");
+            String problem = proto == null ? "Missing import " : "Import cycle at ";
+            throw new IllegalArgumentException(problem + name + " (via "
+                    + String.join(" -> ", importers) + "): build the descriptor set with "
+                    + "protoc --include_imports.");
         }
         importers.add(name);
         List<FileDescriptor> deps = new ArrayList<>();
@@ -70,11 +71,13 @@ final class ProtoDescriptors {
         }
         importers.remove(importers.size() - 1);
         try {
-            FileDescriptor file = FileDescriptor.buildFrom(proto, deps.toArray(new FileDescriptor[0]));
+            FileDescriptor file =
+                    FileDescriptor.buildFrom(proto, deps.toArray(new FileDescriptor[0]));
             built.put(name, file);
             return file;
         } catch (DescriptorValidationException e) {
-            throw new IllegalArgumentException("Invalid descriptor " + name + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "Invalid descriptor " + name + ": " + e.getMessage(), e);
         }
     }
 }

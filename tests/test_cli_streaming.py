@@ -1,0 +1,83 @@
+"""The streaming commands as a user runs them: dev kafka, generate, demo (child processes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from readback import kafka_messages
+
+from workbench.infra.kafka import free_ports
+from workbench.schemas import default_registry
+
+
+def workbench(*args, timeout=300):
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_dev_kafka_up_status_down(tmp_path):
+    port, _ = free_ports(2)
+    state = ("--port", port, "--state-dir", tmp_path / "kafka")
+    up = workbench("dev", "kafka", "up", *state, "--topic", "t1", "--partitions", "2")
+    assert up.returncode == 0, up.stderr
+    assert f"kafka running at 127.0.0.1:{port}" in up.stdout
+    assert "topics ready: t1 (2 partitions)" in up.stdout
+    try:
+        status = workbench("dev", "kafka", "status", *state)
+        assert status.returncode == 0 and f"127.0.0.1:{port}" in status.stdout
+        again = workbench("dev", "kafka", "up", *state)  # idempotent
+        assert again.returncode == 0, again.stderr
+    finally:
+        down = workbench("dev", "kafka", "down", *state)
+    assert down.returncode == 0 and "kafka stopped" in down.stdout
+    status = workbench("dev", "kafka", "status", *state)
+    assert status.returncode == 3 and "not running" in status.stdout
+
+
+def test_generate_publishes_decodable_bookings(kafka_broker):
+    result = workbench(
+        "generate",
+        "bookings",
+        "--bootstrap-servers",
+        kafka_broker.bootstrap,
+        "--topic",
+        "cli-generated",
+        "--count",
+        600,
+        "--as-fast-as-possible",
+        "--malformed-fraction",
+        0.05,
+        "--seed",
+        3,
+    )
+    assert result.returncode == 0, result.stderr
+    messages = kafka_messages(kafka_broker.bootstrap, "cli-generated")
+    assert len(messages) == 600
+    cls = default_registry().message_class("esb.booking.BookingLogMessage")
+    decoded, failed = 0, 0
+    for m in messages:
+        try:
+            message = cls.FromString(m.value())
+            decoded += message.event_timestamp.seconds > 0
+        except Exception:  # noqa: BLE001 - a malformed message
+            failed += 1
+    assert f"sent 600 events to cli-generated ({failed} malformed)" in result.stdout
+    assert 10 <= failed <= 60 and decoded == 600 - failed
+
+
+def test_demo_runs_end_to_end_and_checks_itself(tmp_path):
+    port, _ = free_ports(2)
+    result = workbench(
+        "demo", "--seconds", 15, "--port", port, "--kafka-dir", tmp_path / "kafka", timeout=600
+    )
+    try:
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert "check: all " in result.stdout and "closed windows match the" in result.stdout
+        assert "] batch " in result.stdout  # progress lines
+    finally:
+        workbench("dev", "kafka", "down", "--port", port, "--state-dir", tmp_path / "kafka")

@@ -72,11 +72,13 @@ def _has_column(fd: FieldDescriptor) -> bool:
 def _column(message: Message, fd: FieldDescriptor, present: bool, emit_defaults: bool) -> Any:
     value = getattr(message, fd.name)
     if not present:  # unset; for fields without presence: equal to the default
-        if not emit_defaults or fd.has_presence:
-            return None
         if _is_map(fd):
             return {}
-        return [] if fd.is_repeated else _value(fd, fd.default_value, emit_defaults)
+        if fd.is_repeated:
+            return []
+        if fd.has_default_value or (emit_defaults and not fd.has_presence):
+            return _value(fd, fd.default_value, emit_defaults)
+        return None
     if _is_map(fd):
         key_fd, value_fd = (
             fd.message_type.fields_by_name["key"],
@@ -382,16 +384,30 @@ def test_fixture_type_is_from_protobufs(spark, fixture_registry):
 
 
 def test_defaults_rule_on_an_empty_message(spark, fixture_registry):
+    """Repeated fields and maps are empty, not null, either way (as in from_protobuf)."""
     emitted, bare = (
         decode(spark, fixture_registry, EVERYTHING, [b""], emit_defaults=emit)[0].message
         for emit in (True, False)
     )
     assert (emitted.name, emitted["count"], emitted.u64, emitted.flag) == ("", 0, 0, False)
     assert (emitted.color, emitted.blob, emitted.ratio) == ("COLOR_UNSPECIFIED", b"", 0.0)
-    assert (emitted.words, emitted.counts, emitted.legs) == ([], {}, [])
+    for row in (emitted, bare):
+        assert (row.words, row.counts, row.legs, row.colors) == ([], {}, [], [])
     for presence in ("maybe", "maybe_text", "text", "origin", "wrapped", "at", "took"):
         assert emitted[presence] is None and bare[presence] is None
-    assert all(value is None for value in bare)
+    assert all(value is None for value in bare if value not in ([], {}))
+
+
+def test_proto2_declared_defaults_and_required_fields(spark, fixture_registry):
+    records = [b"\x0a\x01s", b"\x10\x05"]  # only the required sensor; only value=5
+    for emit in (True, False):
+        rows = decode(spark, fixture_registry, READING, records, emit_defaults=emit)
+        only_sensor, no_sensor = rows
+        assert only_sensor.message == Row(
+            sensor="s", value=7, level="HIGH", levels=[], extra=None, samples=[], by_name={}
+        )
+        assert no_sensor.message is None
+        assert no_sensor.error.endswith("Message missing required fields: sensor")
 
 
 # --- wire encodings Python's serializer does not write ----------------------------------
@@ -471,6 +487,8 @@ HAND_MADE = {
     "group ended by another": tag(1003, 3) + tag(1004, 4),
     "eleven-byte varint": tag(2, 0) + b"\xff" * 10 + b"\x01",
     "negative length": tag(1, 2) + varint(-1),
+    "length past 32 bits": tag(1, 2) + varint(2**32 + 1) + b"a",
+    "tag past 32 bits": varint(1 << 35 | 2 << 3) + varint(1),
 }
 READING_MADE = {
     "required only": field_bytes(1, b"s"),

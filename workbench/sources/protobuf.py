@@ -12,10 +12,11 @@ message and returns a function from a binary column to a ``struct<message, error
   ``missing event time field 'event_timestamp'``, ``empty record``), for a dead-letter
   output; the job never fails on a bad record.
 
-With ``emit_defaults`` (the default) unset proto3 scalars read as their defaults (0, "",
-false, the enum's first value) and empty repeated fields and maps as empty, as Dagger's
-generated getters give them; without it they are null, as ``from_protobuf`` gives them.
-Messages, ``optional`` fields and oneof members are null when unset either way.
+Unset fields read as in ``from_protobuf``: repeated fields and maps empty, fields with a
+declared (proto2) default that default, the rest null. ``emit_defaults`` (the default) adds
+what Dagger's generated getters (and Spark's ``emit.default.values``) give: unset proto3
+scalars read as their defaults (0, "", false, the enum's first value). Messages,
+``optional`` fields and oneof members are null when unset either way.
 
 Values as Spark holds them: enums by name (an unknown number as protobuf-java names it,
 ``UNKNOWN_ENUM_VALUE_<Enum>_<number>``); uint32/uint64 as INT/BIGINT holding the same bits

@@ -24,10 +24,11 @@ import org.apache.spark.sql.catalyst.expressions.GenericRow;
  * that do not parse, or a record whose {@code requiredField} is unset all give an error text
  * (for a dead-letter output) and a null message.
  *
- * <p>With {@code emitDefaults} an unset proto3 scalar (no presence) is its default (0, "", false,
- * the enum's first value) and an empty repeated field or map is empty, as Dagger's generated
- * Java getters give them; without it they are null, as in {@code from_protobuf}. Fields with
- * presence (messages, {@code optional}, oneof members) are null when unset either way.
+ * <p>Unset fields read as {@code from_protobuf} reads them: repeated fields and maps empty, a
+ * field with a declared (proto2) default that default, anything else null; {@code emitDefaults}
+ * adds what Spark's {@code emit.default.values} adds and Dagger's generated getters give: an
+ * unset proto3 scalar (no presence) is its default (0, "", false, the enum's first value).
+ * Fields with presence (messages, {@code optional}, oneof members) stay null.
  *
  * <p>The descriptors and codecs are built once per JVM for each (descriptor set, message,
  * options), not once per task: the instance Spark ships to executors carries only the bytes.

@@ -58,7 +58,8 @@ final class ProtoFieldCodec {
     /** Implicit presence: a default value means unset. */
     final boolean implicit;
     final boolean required;
-    final boolean emitDefaults;
+    /** Whether an unset field reads as its default rather than null. */
+    private final boolean unsetIsDefault;
     final ProtoMessageCodec message; // MESSAGE: the nested codec; MAP: the entry's
     private final Object defaultValue;
     private final boolean utf8Check;
@@ -82,7 +83,6 @@ final class ProtoFieldCodec {
                 && wireType != WireInput.START_GROUP;
         this.implicit = !fd.isRepeated() && !fd.hasPresence();
         this.required = fd.isRequired();
-        this.emitDefaults = emitDefaults;
         this.message = message;
         this.utf8Check = kind == STRING && fd.needsUtf8Check();
         this.closedEnum = kind == ENUM && fd.legacyEnumFieldTreatedAsClosed();
@@ -101,6 +101,7 @@ final class ProtoFieldCodec {
         }
         boolean single = !fd.isRepeated() && kind != MESSAGE;
         this.defaultValue = single ? external(fd.getDefaultValue()) : null;
+        this.unsetIsDefault = single && (fd.hasDefaultValue() || (implicit && emitDefaults));
     }
 
     /** The other members of this field's oneof, by slot: setting this one clears them. */
@@ -344,17 +345,13 @@ final class ProtoFieldCodec {
         }
     }
 
-    /** The column value of a finished slot (see the class comment). */
+    /** The column value of a finished slot (see the class comment). Unset, a repeated field
+     * or map is empty; a field with a declared (proto2) default is that default; a proto3
+     * scalar is its default with {@code emitDefaults}; anything else is null. */
     Object finish(Object raw) {
-        if (repeated && raw != null && ((ArrayList<?>) raw).isEmpty()) {
-            raw = null; // e.g. an empty packed run: still no elements, so unset
-        }
         if (raw == null) {
             if (required) {
                 throw new DecodeFailure("Message missing required fields: " + name);
-            }
-            if (!emitDefaults) {
-                return null;
             }
             if (repeated) {
                 return NO_ELEMENTS;
@@ -362,7 +359,7 @@ final class ProtoFieldCodec {
             if (kind == MAP) {
                 return Collections.emptyMap();
             }
-            return implicit ? defaultValue : null;
+            return unsetIsDefault ? defaultValue : null;
         }
         if (repeated) {
             Object[] items = ((ArrayList<?>) raw).toArray();

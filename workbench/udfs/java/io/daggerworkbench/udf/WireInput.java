@@ -78,15 +78,15 @@ final class WireInput {
 
     /** A length prefix, checked against what is left; the cursor stays after the prefix. */
     int readLength() {
-        int length = (int) readVarint64();
-        if (length < 0) {
+        long length = readVarint64();
+        if (length < 0 || length > Integer.MAX_VALUE) {
             throw new DecodeFailure("CodedInputStream encountered an embedded string or message "
                     + "which claimed to have negative size.");
         }
         if (length > limit - pos) {
             throw DecodeFailure.truncated();
         }
-        return length;
+        return (int) length;
     }
 
     /** Advances over {@code n} bytes, returning where they start. */

@@ -132,15 +132,16 @@ def last_commit(bootstrap_servers: str, transactional_id: str) -> dict | None:
         consumer.assign([TopicPartition(COMMIT_TOPIC, 0, OFFSET_BEGINNING)])
         found, key = None, transactional_id.encode()
         while True:
-            msg = consumer.poll(10.0)
-            if msg is None:
-                break
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
+            msg = consumer.poll(30.0)
+            if msg is None:  # never guess: a missed marker would write a batch twice
+                raise SinkError("kafka commit markers", f"no answer reading {COMMIT_TOPIC}")
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
                     break
-                raise SinkError("kafka commit markers", str(msg.error()))
-            if msg.key() == key:
-                found = json.loads(msg.value())
+                raise SinkError("kafka commit markers", str(error))
+            if msg.key() == key and msg.value() is not None:
+                found = json.loads(msg.value() or b"null")
         return found
     finally:
         consumer.close()

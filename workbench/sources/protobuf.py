@@ -73,7 +73,8 @@ def decoder(
     UDF is registered on ``spark`` once, under :func:`function_name`, so SQL can call it too.
 
     Project the struct once (``frame.select(decode(col).alias("decoded"))``) and read its
-    fields from there: every mention of the decode expression itself may run the UDF again.
+    fields from there: every mention of the decode expression itself runs the UDF again.
+    The UDF is registered as nondeterministic, so the optimizer never duplicates it.
     """
     from pyspark.sql import functions as F
 
@@ -88,7 +89,9 @@ def decoder(
             bytearray(registry.descriptor_set()), full, required_field, emit_defaults
         )
         session = spark._jsparkSession
-        session.udf().register(name, udf, session.parseDataType(returns.json()))
+        # Nondeterministic in name only: it keeps the optimizer from copying the call into
+        # a pushed-down filter (`error IS NULL`) and the projection, decoding twice.
+        session.udf().register(name, udf.asUdf(session.parseDataType(returns.json())))
     return functools.partial(F.call_function, name)
 
 

@@ -62,7 +62,14 @@ def _digest(sources: list[Path], classpath: list[Path]) -> str:
         h.update(path.relative_to(JAVA_SOURCES).as_posix().encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     h.update(repr(sorted(p.name for p in classpath)).encode())
+    h.update(_spark_version().encode())  # compiled against pyspark's jars
     return h.hexdigest()[:12]
+
+
+def _spark_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
 
 
 def _spark_jars() -> Path:

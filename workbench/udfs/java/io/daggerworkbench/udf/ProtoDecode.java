@@ -10,6 +10,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.expressions.UserDefinedFunction;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.catalyst.expressions.GenericRow;
 
 /**
@@ -51,7 +54,15 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
      * @param emitDefaults unset proto3 scalars as their defaults rather than null
      * @throws IllegalArgumentException when the message or field is not found
      */
-    public ProtoDecode(byte[] fileDescriptorSet, String messageFullName, String requiredField,
+    /**
+   * This decoder as a UDF marked nondeterministic, so that the optimizer never copies the call
+   * (e.g. into a pushed-down {@code error IS NULL} filter and the projection), decoding twice.
+   */
+  public UserDefinedFunction asUdf(DataType returnType) {
+    return functions.udf(this, returnType).asNondeterministic();
+  }
+
+  public ProtoDecode(byte[] fileDescriptorSet, String messageFullName, String requiredField,
             boolean emitDefaults) {
         if (fileDescriptorSet == null || messageFullName == null) {
             throw new IllegalArgumentException("a descriptor set and a message name are needed");

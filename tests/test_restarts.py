@@ -37,6 +37,7 @@ class Job:
             stderr=subprocess.STDOUT,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,  # its own process group: the driver JVM is a child
         )
         self._log = log
         threading.Thread(target=self._read, daemon=True).start()
@@ -107,7 +108,7 @@ def test_sigkill_and_broker_restart_lose_and_double_nothing(
     first.wait_for(lambda: first.batches() >= 3, 180, "three micro-batches")
     send(1500)
     time.sleep(1.5)  # mid-batch, most likely
-    first.proc.send_signal(signal.SIGKILL)
+    os.killpg(first.proc.pid, signal.SIGKILL)  # the whole job: Python and its driver JVM
     first.proc.wait(30)
 
     second = Job(spec_file, log)
@@ -118,14 +119,17 @@ def test_sigkill_and_broker_restart_lose_and_double_nothing(
     send(1500)
     expected = closed(surge_windows(events), events)
 
-    def parquet_complete():
+    def every_sink_complete():
         path = tmp_path / "parquet"
         if not (path / "_spark_metadata").exists():
             return False
-        rows = spark.read.parquet(str(path)).collect()
-        return len(rows) >= len(expected)
+        return (
+            spark.read.parquet(str(path)).count() >= len(expected)
+            and len(influx_points(influxdb_v1, database, "surge")) >= len(expected)
+            and len(kafka_messages(bootstrap, out_topic, timeout_s=5)) >= len(expected)
+        )
 
-    second.wait_for(parquet_complete, 240, "every closed window in Parquet")
+    second.wait_for(every_sink_complete, 300, "every closed window in every sink")
     time.sleep(5)  # one more trigger: nothing more may arrive
     second.proc.send_signal(signal.SIGTERM)
     assert second.proc.wait(120) == 0, "\n".join(second.lines[-30:])

@@ -99,3 +99,35 @@ def surge_rows(rows) -> dict:
         assert key not in out, f"window written twice: {key}"
         out[key] = (int(r["bookings"]), int(r["unique_customers"]))
     return out
+
+
+def influx_v1_sink(server) -> dict:
+    """A fresh InfluxDB 1.x database on ``server`` and a sink (measurement ``surge``) into it."""
+    from readback import influxql
+
+    database = f"surge_{uuid.uuid4().hex[:8]}"
+    influxql(server, f'CREATE DATABASE "{database}"')
+    return {
+        "type": "influx",
+        "api": 1,
+        "url": server.url,
+        "database": database,
+        "measurement": "surge",
+    }
+
+
+def influx_v1_rows(server, sink: dict) -> dict:
+    """The sink's points as surge rows (see :func:`surge_rows`)."""
+    from readback import influx_points
+
+    points = influx_points(server, sink["database"], sink["measurement"])
+    return surge_rows({**p, "window_timestamp": p["time"]} for p in points)
+
+
+def kafka_sink(bootstrap, topic) -> dict:
+    return {
+        "type": "kafka",
+        "bootstrap_servers": bootstrap,
+        "topic": topic,
+        "key_columns": ["tag_s2id", "tag_vehicle_type", "window_timestamp"],
+    }

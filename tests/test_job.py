@@ -12,10 +12,13 @@ import uuid
 from collections import Counter
 
 from geo_reference import surge_windows
-from readback import influx_points, influxql, kafka_messages, vm_export
+from readback import kafka_messages, vm_export
 from streaming import (
     START,
     closed,
+    influx_v1_rows,
+    influx_v1_sink,
+    kafka_sink,
     new_topic,
     publish_events,
     surge_rows,
@@ -36,21 +39,14 @@ def test_generator_to_every_sink(spark, kafka_broker, influxdb_v1, victoria_metr
     out_topic = new_topic(bootstrap, "surge-out")
     sent = publish_events(bootstrap, topic, 4000, malformed=0.01)
     assert sent.malformed > 10
-    database = f"surge_{uuid.uuid4().hex[:8]}"
-    influxql(influxdb_v1, f'CREATE DATABASE "{database}"')
+    influx = influx_v1_sink(influxdb_v1)
     measurement = f"surge_{uuid.uuid4().hex[:6]}"
     spec = surge_spec(
         bootstrap,
         topic,
         tmp_path,
         [
-            {
-                "type": "influx",
-                "api": 1,
-                "url": influxdb_v1.url,
-                "database": database,
-                "measurement": "surge",
-            },
+            influx,
             {
                 "type": "influx",
                 "api": 2,
@@ -58,12 +54,7 @@ def test_generator_to_every_sink(spark, kafka_broker, influxdb_v1, victoria_metr
                 "bucket": "dagger",
                 "measurement": measurement,
             },
-            {
-                "type": "kafka",
-                "bootstrap_servers": bootstrap,
-                "topic": out_topic,
-                "key_columns": ["tag_s2id", "tag_vehicle_type", "window_timestamp"],
-            },
+            kafka_sink(bootstrap, out_topic),
             {"type": "parquet", "path": str(tmp_path / "parquet")},
         ],
     )
@@ -81,8 +72,7 @@ def test_generator_to_every_sink(spark, kafka_broker, influxdb_v1, victoria_metr
             r.window_timestamp.strftime("%H"),
         )
 
-    v1 = influx_points(influxdb_v1, database, "surge")
-    assert surge_rows({**p, "window_timestamp": _iso(p["time"])} for p in v1) == expected
+    assert influx_v1_rows(influxdb_v1, influx) == expected
 
     series = vm_export(victoria_metrics, measurement)
     vm = {}
@@ -112,12 +102,6 @@ def test_generator_to_every_sink(spark, kafka_broker, influxdb_v1, victoria_metr
     replay(spark, {"booking": str(recording)}, tmp_path / "replay.jsonl", spec=spec)
     replayed = [json.loads(line) for line in (tmp_path / "replay.jsonl").read_text().splitlines()]
     assert closed(surge_rows(replayed), sent.events) == expected
-
-
-def _iso(ms: int) -> str:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat()
 
 
 def test_interval_join_of_two_streams(spark, kafka_broker, tmp_path):
@@ -229,26 +213,14 @@ def test_early_updates_rewrite_windows_until_final(spark, kafka_broker, influxdb
     bootstrap = kafka_broker.bootstrap
     topic, out_topic = new_topic(bootstrap, "updates"), new_topic(bootstrap, "updates-out")
     sent = publish_events(bootstrap, topic, 3000)
-    database = f"updates_{uuid.uuid4().hex[:8]}"
-    influxql(influxdb_v1, f'CREATE DATABASE "{database}"')
+    influx = influx_v1_sink(influxdb_v1)
     spec = surge_spec(
         bootstrap,
         topic,
         tmp_path,
         [
-            {
-                "type": "influx",
-                "api": 1,
-                "url": influxdb_v1.url,
-                "database": database,
-                "measurement": "surge",
-            },
-            {
-                "type": "kafka",
-                "bootstrap_servers": bootstrap,
-                "topic": out_topic,
-                "key_columns": ["tag_s2id", "tag_vehicle_type", "window_timestamp"],
-            },
+            influx,
+            kafka_sink(bootstrap, out_topic),
         ],
         stream_options={"max_offsets_per_trigger": 300},
         emit="updates",
@@ -264,6 +236,5 @@ def test_early_updates_rewrite_windows_until_final(spark, kafka_broker, influxdb
     assert {k: v for k, v in final.items() if k in expected} == expected
     assert all(everything[k] == v for k, v in final.items() if k[2] > max(expected)[2])
 
-    points = influx_points(influxdb_v1, database, "surge")
-    rewritten = surge_rows({**p, "window_timestamp": p["time"]} for p in points)
+    rewritten = influx_v1_rows(influxdb_v1, influx)
     assert {k: v for k, v in rewritten.items() if k in expected} == expected

@@ -16,11 +16,18 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 
 from geo_reference import surge_windows
-from readback import influx_points, influxql, kafka_messages
-from streaming import START, closed, new_topic, surge_rows, surge_spec
+from readback import kafka_messages
+from streaming import (
+    START,
+    closed,
+    influx_v1_rows,
+    influx_v1_sink,
+    new_topic,
+    surge_rows,
+    surge_spec,
+)
 
 from workbench.generator import Generator
 from workbench.producer import publish
@@ -66,20 +73,13 @@ def test_sigkill_and_broker_restart_lose_and_double_nothing(
     bootstrap = kafka_broker.bootstrap
     topic = new_topic(bootstrap, "bookings-crash")
     out_topic = new_topic(bootstrap, "surge-crash-out")
-    database = f"crash_{uuid.uuid4().hex[:8]}"
-    influxql(influxdb_v1, f'CREATE DATABASE "{database}"')
+    influx = influx_v1_sink(influxdb_v1)
     spec = surge_spec(
         bootstrap,
         topic,
         tmp_path,
         [
-            {
-                "type": "influx",
-                "api": 1,
-                "url": influxdb_v1.url,
-                "database": database,
-                "measurement": "surge",
-            },
+            influx,
             {"type": "kafka", "bootstrap_servers": bootstrap, "topic": out_topic},
             {"type": "parquet", "path": str(tmp_path / "parquet")},
         ],
@@ -125,7 +125,7 @@ def test_sigkill_and_broker_restart_lose_and_double_nothing(
             return False
         return (
             spark.read.parquet(str(path)).count() >= len(expected)
-            and len(influx_points(influxdb_v1, database, "surge")) >= len(expected)
+            and len(influx_v1_rows(influxdb_v1, influx)) >= len(expected)
             and len(kafka_messages(bootstrap, out_topic, timeout_s=5)) >= len(expected)
         )
 
@@ -138,8 +138,7 @@ def test_sigkill_and_broker_restart_lose_and_double_nothing(
     assert len(expected) > 150
     parquet = spark.read.parquet(str(tmp_path / "parquet")).collect()
     assert surge_rows(r.asDict() for r in parquet) == expected
-    points = influx_points(influxdb_v1, database, "surge")
-    assert surge_rows({**p, "window_timestamp": p["time"]} for p in points) == expected
+    assert influx_v1_rows(influxdb_v1, influx) == expected
     rows = [json.loads(m.value()) for m in kafka_messages(bootstrap, out_topic)]
     assert surge_rows(rows) == expected
     assert any("stopped:" in line for line in second.lines)

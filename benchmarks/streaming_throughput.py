@@ -8,35 +8,38 @@ Trigger.AvailableNow, the same maxOffsetsPerTrigger and the same shuffle partiti
 
   (a)  engine       StreamingJob with the bundled surge-pricing spec (Parquet sink)
   (b)  python       Kafka → pandas_udf protobuf decoding → s2sphere pandas_udf → window → Parquet
-  (b') python-row   the same with plain row-at-a-time udfs (``--python pandas,row``)
+  (b') python-row   the same with plain row-at-a-time udfs
+  (b") python-dict  row udfs decoding through MessageToDict, as tutorials do (``--python dict``)
   (c)  jvm          Kafka → the JVM decoder UDF → dagger_s2id → window → Parquet, by hand
-  (c') jvm-once     (c) with the decoder marked nondeterministic: decoded once a record
 
-and, to split (a)'s time, passes over the same topic:
+and, to split (a)'s time, passes over the same topic, each alone:
 
   read         Kafka → noop sink
-  decode       Kafka → JVM decoder → noop sink (one decode a record)
+  decode       Kafka → JVM decoder → noop sink
+  aggregate    (c) into the noop sink (no Parquet write)
   engine-main  (a)'s main query alone (its plan into its Parquet sink, no dead-letters query)
   engine-dead  (a)'s dead-letters query alone
 
-Every variant first runs once, untimed, over a small warm-up topic (JIT, Python workers,
-Kafka consumers). Then the JVM variants run ``--repeat`` times, interleaved, and the Python
-ones once; the best run counts. A variant's time is wall clock from building its query to
-the end of its last query; events/s is the topic's size over that.
+Every variant first runs once, untimed, over a warm-up topic (JIT, Python workers, Kafka
+consumers). Then the JVM variants run ``--repeat`` times, interleaved, and the Python ones
+once; the best run counts. A variant's time is wall clock from building its queries to the
+end of the last one; events/s is the topic's size over that.
 
-It prints the preload; a table of variant, best seconds, events/s and ratios against (b) and
-(c) (each the faster of its forms), with the issue's targets; the result check (rows and a
-checksum of every variant's Parquet output, which must all agree); (a)'s micro-batches from
-Spark's progress (durationMs phases, per query) and where its decoder runs in the physical
-plan; and where (a)'s time goes (read, decode, S2 + aggregate + write, dead letters).
+It prints the preload; a table of variant, best seconds, events/s and the ratios against (b)
+(the fastest Python form) and (c), with the issue's targets; the result check (rows and a
+checksum of every Parquet output, which must all agree, else the exit status is 1); (a)'s
+micro-batches from Spark's progress (durationMs phases, per query) and where its decoder
+runs in the physical plan; and where (a)'s time goes, stage by stage.
 
-    .venv/bin/python benchmarks/streaming_throughput.py [--events 2000000] [--repeat 2]
-        [--max-offsets 500000] [--python pandas,row] [--only engine,jvm,read]
+    .venv/bin/python benchmarks/streaming_throughput.py [--events 2000000] [--repeat 3]
+        [--max-offsets 500000] [--python pandas,row,dict] [--only engine,jvm,read]
+        [--conf spark.sql.shuffle.partitions=2 ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -178,22 +181,20 @@ def engine_dead(bench: Bench, folder: Path) -> list[StreamingQuery]:
     return await_all([query])
 
 
-def python(style: str) -> Variant:
+def python(form: str) -> Variant:
     def run(bench: Bench, folder: Path) -> list[StreamingQuery]:
-        rows = hand.python_rows(bench.raw(), style)
-        result = hand.surge(rows, hand.python_s2id(style))
+        result = hand.python_pipeline(bench.raw(), form)
         return await_all([hand.to_parquet(result, folder / "out", folder / "checkpoint")])
 
     return run
 
 
-def jvm(once: bool) -> Variant:
-    def run(bench: Bench, folder: Path) -> list[StreamingQuery]:
-        rows = hand.jvm_rows(bench.raw(), bench.registry, once=once)
-        result = hand.surge(rows, hand.jvm_s2id)
-        return await_all([hand.to_parquet(result, folder / "out", folder / "checkpoint")])
+def jvm_surge(bench: Bench) -> DataFrame:
+    return hand.surge(hand.jvm_rows(bench.raw(), bench.registry), hand.jvm_s2id)
 
-    return run
+
+def jvm(bench: Bench, folder: Path) -> list[StreamingQuery]:
+    return await_all([hand.to_parquet(jvm_surge(bench), folder / "out", folder / "checkpoint")])
 
 
 def to_noop(frame: DataFrame, folder: Path) -> list[StreamingQuery]:
@@ -214,25 +215,34 @@ def decode(bench: Bench, folder: Path) -> list[StreamingQuery]:
     return to_noop(bench.raw().select(decode(F.col("value")).alias("d")), folder)
 
 
+def aggregate(bench: Bench, folder: Path) -> list[StreamingQuery]:
+    """(c) into the noop sink: everything but the Parquet write (the windows still close)."""
+    return to_noop(jvm_surge(bench), folder)
+
+
 #: name -> (label, variant, repeated); the labelled ones are the issue's (a), (b), (c)
 VARIANTS: dict[str, tuple[str, Variant, bool]] = {
     "engine": ("(a)  engine: StreamingJob, surge spec", engine, True),
-    "python": ("(b)  PySpark, pandas_udf + s2sphere", python("pandas"), False),
-    "python-row": ("(b') PySpark, row udf + s2sphere", python("row"), False),
-    "jvm": ("(c)  by hand, JVM decoder + S2Id", jvm(once=False), True),
-    "jvm-once": ("(c') (c), decoded once a record", jvm(once=True), True),
+    "python": ("(b)  PySpark: pandas_udf, s2sphere", python("pandas"), False),
+    "python-row": ("(b') PySpark: row udf, s2sphere", python("row"), False),
+    "python-dict": ('(b") PySpark: udf, MessageToDict', python("dict"), False),
+    "jvm": ("(c)  by hand: JVM decoder, S2Id", jvm, True),
     "read": ("     pass: Kafka read → noop", read, True),
-    "decode": ("     pass: read + JVM decode → noop", decode, True),
+    "decode": ("     pass: + JVM decode → noop", decode, True),
+    "aggregate": ("     pass: (c) into noop, no Parquet", aggregate, True),
     "engine-main": ("     pass: (a) main query alone", engine_main, True),
     "engine-dead": ("     pass: (a) dead-letters alone", engine_dead, True),
 }
+PYTHON = {"python": "pandas", "python-row": "row", "python-dict": "dict"}
 
 
 # --- measuring --------------------------------------------------------------------------
 
 
 def measure(bench: Bench, name: str) -> Run:
+    """Run one variant over the bench's topic: its time, progress, plans and result."""
     folder = bench.fresh(name)
+    bench.spark._jvm.System.gc()  # no garbage of the run before left to collect in this one
     start = time.perf_counter()
     queries = VARIANTS[name][1](bench, folder)
     seconds = time.perf_counter() - start
@@ -271,16 +281,16 @@ def checksum(spark: SparkSession, path: Path) -> tuple[int, int]:
 
 
 def run_all(bench: Bench, warm: Bench, names: list[str], repeat: int) -> dict[str, list[Run]]:
-    for name in names:  # untimed, on the small topic
+    """Warm every variant up, then run them interleaved: the JVM ones ``repeat`` times."""
+    for name in names:
         measure(warm, name)
     runs: dict[str, list[Run]] = {name: [] for name in names}
     for attempt in range(repeat):
         for name in names:
             if attempt == 0 or VARIANTS[name][2]:
                 runs[name].append(measure(bench, name))
-                print(
-                    f"  {name:<12} run {attempt + 1}: {runs[name][-1].seconds:7.1f} s", flush=True
-                )
+                seconds = runs[name][-1].seconds
+                print(f"  {name:<12} run {attempt + 1}: {seconds:7.1f} s", flush=True)
     return runs
 
 
@@ -293,7 +303,7 @@ def best(runs: dict[str, list[Run]], *names: str) -> Run | None:
 
 
 def print_table(runs: dict[str, list[Run]]) -> None:
-    b, c = best(runs, "python", "python-row"), best(runs, "jvm", "jvm-once")
+    b, c, a = best(runs, *PYTHON), best(runs, "jvm"), best(runs, "engine")
     print(f"\n{'variant':<40}{'runs':>5}{'best s':>9}{'events/s':>12}{'vs (b)':>9}{'vs (c)':>9}")
     for name, variant_runs in runs.items():
         run = best(runs, name)
@@ -302,21 +312,25 @@ def print_table(runs: dict[str, list[Run]]) -> None:
         vs_c = f"{run.rate / c.rate:.2f}x" if c else "-"
         line = f"{VARIANTS[name][0]:<40}{len(variant_runs):>5}{run.seconds:>9.1f}"
         print(f"{line}{run.rate:>12,.0f}{vs_b:>9}{vs_c:>9}")
-    print("(b) = the faster Python form, (c) = the faster JVM form; best of the runs counted")
-    a = best(runs, "engine")
+    if b:
+        print(f"(b) = the fastest Python form ({b.variant}); the best run of each variant counts")
     if a and b:
         _target("(a) >= 5x (b)", a.rate / b.rate, TARGET_VS_PYTHON)
+        for name in PYTHON:
+            other = best(runs, name)
+            if other and other is not b:
+                print(f"       (a) vs {name}: {a.rate / other.rate:.2f}x")
     if a and c:
         _target("(a) >= 0.9x (c)", a.rate / c.rate, TARGET_VS_JVM)
 
 
 def _target(label: str, ratio: float, goal: float) -> None:
-    print(f"target {label:<18} {ratio:6.2f}x  {'met' if ratio >= goal else 'NOT met'}")
+    print(f"target {label:<16} {ratio:6.2f}x  {'met' if ratio >= goal else 'NOT met'}")
 
 
 def print_results(runs: dict[str, list[Run]]) -> bool:
     """Print each output's rows and checksum; whether every run of every variant agrees."""
-    results = {(r.variant, i): r.result for n, rs in runs.items() for i, r in enumerate(rs)}
+    results = {(r.variant, i): r.result for rs in runs.values() for i, r in enumerate(rs)}
     results = {k: v for k, v in results.items() if v is not None}
     if not results:
         return True
@@ -330,21 +344,22 @@ def print_results(runs: dict[str, list[Run]]) -> bool:
 
 def print_batches(run: Run) -> None:
     print(f"\n(a) micro-batches of its best run ({run.seconds:.1f} s), durationMs from Spark:")
-    print(
-        f"  {'query':<28}{'batch':>6}{'rows':>9}"
-        + "".join(f"{p:>14}" for p in PHASES)
-        + f"{'trigger':>10}"
-    )
+    phases = "".join(f"{p:>14}" for p in PHASES)
+    print(f"  {'query':<27}{'batch':>6}{'rows':>10}{phases}{'trigger':>9}")
     for query, batches in run.batches.items():
         for b in [*batches, _sum(batches)]:
             cells = "".join(f"{b.get(p, 0):>14,}" for p in PHASES)
             batch = b["batch"] if b["batch"] >= 0 else "all"
-            print(f"  {query:<28}{batch:>6}{b['rows']:>9,}{cells}{b['triggerExecution']:>10,}")
+            print(f"  {query:<27}{batch:>6}{b['rows']:>10,}{cells}{b['triggerExecution']:>9,}")
     for query, plan in run.plans.items():
-        operators = [line.strip()[:60] for line in plan.splitlines() if "decode_" in line]
-        print(f"  decoder calls in the physical plan of {query}:")
-        for operator in operators:
-            print(f"    {operator} ...")
+        where = decoder_operators(plan) or ["none (the last batch had no data)"]
+        print(f"  {query}: the decoder runs in the physical plan's {', '.join(where)}")
+
+
+def decoder_operators(plan: str) -> list[str]:
+    """The operators (Project, Filter...) of a physical plan that call a protobuf decoder."""
+    lines = [line for line in plan.splitlines() if "decode_" in line]
+    return [re.sub(r"^[\s:+|-]*(\*\(\d+\)\s*)?", "", line).split(" ")[0] for line in lines]
 
 
 def _sum(batches: list[dict[str, int]]) -> dict[str, int]:
@@ -356,32 +371,30 @@ def _sum(batches: list[dict[str, int]]) -> dict[str, int]:
     return total
 
 
+#: (a)'s time, stage by stage: (label, variant timed with the stage, variant timed without)
+STAGES = (
+    ("Kafka read to rows", "read", None),
+    ("JVM protobuf decode", "decode", "read"),
+    ("filter, S2Id, window aggregate, state store", "aggregate", "decode"),
+    ("Parquet write", "jvm", "aggregate"),
+    ("engine's main query vs (c)", "engine-main", "jvm"),
+    ("dead-letters query (beside the main one)", "engine", "engine-main"),
+)
+
+
 def print_split(runs: dict[str, list[Run]]) -> None:
-    t = {name: best(runs, name) for name in runs}
-    needed = ("read", "decode", "engine-main", "engine")
-    if not all(t.get(n) for n in needed):
+    seconds = {name: run.seconds for name in runs if (run := best(runs, name))}
+    if not all(name in seconds for stage in STAGES for name in stage[1:] if name):
         return
-    s = {name: run.seconds for name, run in t.items() if run}
-    a = s["engine"]
-    rows = [
-        ("Kafka read → rows (read)", s["read"]),
-        ("JVM decode, once a record (decode − read)", s["decode"] - s["read"]),
-        (
-            "filter, S2, window state, Parquet (engine-main − decode)",
-            s["engine-main"] - s["decode"],
-        ),
-        ("dead-letters query beside it ((a) − engine-main)", a - s["engine-main"]),
-    ]
-    print(f"\nwhere (a)'s {a:.1f} s go (best runs, each pass alone on the same 2 cores):")
-    for label, seconds in rows:
-        print(f"  {label:<60}{seconds:>7.1f} s {seconds / a:>6.0%}")
-    if "engine-dead" in s:
-        print(f"  {'(the dead-letters query alone: engine-dead)':<60}{s['engine-dead']:>7.1f} s")
-    if "jvm" in s and "jvm-once" in s:
-        print(
-            f"  {'(c) decoding in filter and project vs once: jvm − jvm-once':<60}"
-            f"{s['jvm'] - s['jvm-once']:>7.1f} s"
-        )
+    total = seconds["engine"]
+    print(f"\nwhere (a)'s {total:.1f} s go (differences of best runs; each pass alone on 2 cores):")
+    for label, with_stage, without in STAGES:
+        cost = seconds[with_stage] - (seconds[without] if without else 0.0)
+        pass_names = f"{with_stage} − {without}" if without else with_stage
+        print(f"  {label:<45}{pass_names:<26}{cost:>7.1f} s {cost / total:>6.0%}")
+    if "engine-dead" in seconds:
+        alone = seconds["engine-dead"]
+        print(f"  {'(the dead-letters query alone)':<45}{'engine-dead':<26}{alone:>7.1f} s")
 
 
 # --- main -------------------------------------------------------------------------------
@@ -390,62 +403,49 @@ def print_split(runs: dict[str, list[Run]]) -> None:
 def load(broker: Any, args: argparse.Namespace, start: datetime) -> tuple[str, str]:
     """The benchmark topic and the warm-up topic, pre-loaded; prints what it took."""
     topic, warmup = f"bookings-{uuid.uuid4().hex[:6]}", f"warmup-{uuid.uuid4().hex[:6]}"
+    options = {"start": start, "partitions": args.partitions, "malformed": args.malformed}
     t0 = time.perf_counter()
-    sent = booking_preload.preload(
-        broker.bootstrap,
-        topic,
-        args.events,
-        seed=SEED,
-        start=start,
-        partitions=args.partitions,
-        malformed=args.malformed,
-    )
+    sent = booking_preload.preload(broker.bootstrap, topic, args.events, seed=SEED, **options)
     seconds = time.perf_counter() - t0
     print(
         f"preloaded {sent.sent:,} bookings ({sent.malformed:,} malformed) into {topic} "
         f"({args.partitions} partitions) in {seconds:.1f} s ({sent.sent / seconds:,.0f}/s); "
         f"event times {sent.first_arrival:%Y-%m-%d %H:%M} to {sent.last_arrival:%H:%M} UTC"
     )
-    booking_preload.preload(
-        broker.bootstrap,
-        warmup,
-        args.warmup_events,
-        seed=SEED + 1,
-        start=start,
-        partitions=args.partitions,
-        malformed=args.malformed,
-    )
+    booking_preload.preload(broker.bootstrap, warmup, args.warmup_events, seed=SEED + 1, **options)
     return topic, warmup
+
+
+def variant_names(args: argparse.Namespace) -> list[str]:
+    if args.only:
+        return args.only.split(",")
+    forms = args.python.split(",")
+    return [n for n in VARIANTS if n not in PYTHON or PYTHON[n] in forms]
 
 
 def run(args: argparse.Namespace) -> bool:
     from workbench.schemas.registry import default_registry
     from workbench.spark import session
 
-    forms = {"python": "pandas", "python-row": "row"}
-    skipped = {name for name, form in forms.items() if form not in args.python.split(",")}
-    names = [n for n in args.only.split(",") if n] or [n for n in VARIANTS if n not in skipped]
+    names = variant_names(args)
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
     root = Path(tempfile.mkdtemp(prefix="bench-streaming-"))
     try:
         with booking_preload.local_broker() as broker:
             topic, warmup = load(broker, args, start)
-            spark = session(master="local[2]", app_name="streaming-throughput")
+            conf = dict(item.split("=", 1) for item in args.conf)
+            spark = session(master="local[2]", app_name="streaming-throughput", conf=conf)
             hand.ship(spark)
             bench = Bench(
-                spark,
-                default_registry(),
-                broker.bootstrap,
-                topic,
-                args.events,
-                args.max_offsets,
-                root,
-            )
+                spark, default_registry(), broker.bootstrap, topic, args.events,
+                args.max_offsets, root,
+            )  # fmt: skip
             warm = replace(bench, topic=warmup, events=args.warmup_events)
             print(
                 f"Spark {spark.version} on {spark.sparkContext.master}, shuffle partitions "
                 f"{spark.conf.get('spark.sql.shuffle.partitions')}, maxOffsetsPerTrigger "
-                f"{args.max_offsets:,}, AvailableNow; timed runs:"
+                f"{args.max_offsets:,}, AvailableNow{''.join(f', {c}' for c in args.conf)}; "
+                f"timed runs after a warm-up on {args.warmup_events:,} events:"
             )
             runs = run_all(bench, warm, names, args.repeat)
             spark.stop()
@@ -463,13 +463,16 @@ def run(args: argparse.Namespace) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2_000_000, help="bookings in the topic")
-    parser.add_argument("--warmup-events", type=int, default=50_000, help="warm-up topic size")
+    parser.add_argument("--warmup-events", type=int, default=200_000, help="warm-up topic size")
     parser.add_argument("--partitions", type=int, default=4, help="topic partitions")
     parser.add_argument("--max-offsets", type=int, default=500_000, help="maxOffsetsPerTrigger")
     parser.add_argument("--malformed", type=float, default=0.0001, help="undecodable share")
-    parser.add_argument("--repeat", type=int, default=2, help="runs of each JVM variant")
-    parser.add_argument("--python", default="pandas", help="Python forms: pandas,row")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each JVM variant")
+    parser.add_argument("--python", default="pandas,row", help="Python forms: pandas,row,dict")
     parser.add_argument("--only", default="", help=f"variants, of {','.join(VARIANTS)}")
+    parser.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
+    )
     args = parser.parse_args()
     sys.exit(0 if run(args) else 1)
 

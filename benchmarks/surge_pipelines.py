@@ -6,13 +6,14 @@ the bookings and distinct customers of each, written to Parquet in the engine's 
 (``dt=YYYY-MM-DD/hour=HH``, append mode: final windows only). They differ in how a record
 becomes a row and how the cell is computed:
 
-* :func:`python_rows` / :func:`python_s2id`: what a PySpark user writes today, the generated
-  Python protobuf class and s2sphere in Python UDFs, either ``pandas`` (``pandas_udf``, Arrow
-  batches: what a competent user writes for speed) or ``row`` (plain ``udf``, pickled rows);
-  the decoder builds only the six fields the job reads;
-* :func:`jvm_rows`: the workbench's JVM decoder UDF and the ``dagger_s2id`` JVM UDF through
-  the DataFrame API, no Python in the hot loop; ``once`` marks the decoder nondeterministic so
-  Spark cannot copy it into the pushed-down filter and decodes each record once.
+* :func:`python_pipeline`: what a PySpark user writes today, the generated Python protobuf
+  class and s2sphere in Python UDFs, in one of three forms (:data:`PYTHON_FORMS`):
+  ``pandas`` (``pandas_udf``, Arrow batches: what a competent user writes for speed),
+  ``row`` (plain ``udf``, pickled rows), both reading just the six fields the job needs
+  from the parsed message, and ``dict`` (plain ``udf`` through ``MessageToDict``, the
+  tutorial way, the event time parsed by Spark from its RFC 3339 text);
+* :func:`jvm_rows` + :func:`jvm_s2id`: the workbench's JVM decoder UDF and the
+  ``dagger_s2id`` JVM UDF through the DataFrame API, no Python in the hot loop.
 
 Python workers import this module: :func:`ship` adds it to the session's Python files.
 """
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.sources.protobuf import JAVA_CLASS, decoded_type, decoder, function_name
+from workbench.sources.protobuf import decoder
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -44,6 +45,7 @@ FIELDS = {
     "event_timestamp": "timestamp",
 }
 ROW_TYPE = ", ".join(f"{name} {kind}" for name, kind in FIELDS.items())
+ROW_TYPE_TEXT_TIME = ROW_TYPE.replace("event_timestamp timestamp", "event_timestamp string")
 ENUMS = ("status", "vehicle_type")
 S2Function = Callable[["Column", "Column"], "Column"]
 
@@ -146,12 +148,18 @@ def _cell(lat: float, lng: float) -> str:
     return str(raw - (1 << 64) if raw >= 1 << 63 else raw)  # signed, as the JVM S2Id gives it
 
 
-def python_rows(raw: DataFrame, style: str) -> DataFrame:
-    """Kafka records decoded by a Python UDF (``style``: ``pandas`` or ``row``)."""
-    from pyspark.sql import functions as F
+def _decode_via_dict(value: bytes | None) -> tuple[Any, ...] | None:
+    """The :data:`FIELDS` of one record through ``MessageToDict``, as tutorials decode;
+    the event time stays RFC 3339 text, for Spark to parse."""
+    from google.protobuf import json_format
+    from google.protobuf.message import DecodeError
 
-    decode = F.udf(_decode, ROW_TYPE) if style == "row" else F.pandas_udf(_decode_batch, ROW_TYPE)
-    return raw.select(decode(F.col("value")).alias("d")).select("d.*")
+    cls, _ = _booking()
+    try:
+        event = json_format.MessageToDict(cls.FromString(value), preserving_proto_field_name=True)
+    except (DecodeError, TypeError):
+        return None
+    return tuple(event.get(name) for name in FIELDS)
 
 
 def _decode_batch(values):  # pd.Series -> pd.DataFrame; no hints: Spark would read them
@@ -164,65 +172,42 @@ def _decode_batch(values):  # pd.Series -> pd.DataFrame; no hints: Spark would r
     return frame
 
 
-def python_s2id(style: str) -> S2Function:
-    """s2sphere's level-13 cell id in a Python UDF (``style``: ``pandas`` or ``row``)."""
-    from pyspark.sql import functions as F
-
-    if style == "row":
-        return F.udf(_cell, "string")
-    return F.pandas_udf(_cell_batch, "string")
-
-
 def _cell_batch(lats, lngs):  # (pd.Series, pd.Series) -> pd.Series
     import pandas as pd
 
     return pd.Series([_cell(a, b) for a, b in zip(lats, lngs, strict=True)])
 
 
+#: form -> (the pyspark.sql.functions UDF maker, decoder, its row type, S2 cell function)
+PYTHON_FORMS: dict[str, tuple[str, Callable[..., Any], str, Callable[..., Any]]] = {
+    "pandas": ("pandas_udf", _decode_batch, ROW_TYPE, _cell_batch),
+    "row": ("udf", _decode, ROW_TYPE, _cell),
+    "dict": ("udf", _decode_via_dict, ROW_TYPE_TEXT_TIME, _cell),
+}
+
+
+def python_pipeline(raw: DataFrame, form: str) -> DataFrame:
+    """The surge aggregation with Python decoding and s2sphere (``form``: of PYTHON_FORMS)."""
+    from pyspark.sql import functions as F
+
+    kind, decode, row_type, cell = PYTHON_FORMS[form]
+    udf = getattr(F, kind)
+    rows = raw.select(udf(decode, row_type)(F.col("value")).alias("d")).select("d.*")
+    rows = rows.withColumn("event_timestamp", F.col("event_timestamp").cast("timestamp"))
+    return surge(rows, udf(cell, "string"))
+
+
 # --- (c) JVM ----------------------------------------------------------------------------
 
 
-def jvm_rows(raw: DataFrame, registry: SchemaRegistry, once: bool = False) -> DataFrame:
-    """Kafka records decoded by the workbench's JVM decoder, the valid ones only."""
+def jvm_rows(raw: DataFrame, registry: SchemaRegistry) -> DataFrame:
+    """Kafka records decoded by the workbench's JVM decoder (one projection of the struct,
+    as its docstring asks), the valid ones only."""
     from pyspark.sql import functions as F
 
-    spark = raw.sparkSession
-    if once:
-        decode = _nondeterministic_decoder(spark, registry)
-    else:
-        decode = decoder(spark, registry, MESSAGE, required_field="event_timestamp")
+    decode = decoder(raw.sparkSession, registry, MESSAGE, required_field="event_timestamp")
     decoded = raw.select(decode(F.col("value")).alias("d"))
     return decoded.where(F.col("d.error").isNull()).select(*(f"d.message.{f}" for f in FIELDS))
-
-
-def _nondeterministic_decoder(spark: SparkSession, registry: SchemaRegistry):
-    """The same Java UDF, registered nondeterministic: Spark then neither pushes a filter
-    that reads its result below it nor inlines it twice, so each record is decoded once."""
-    from pyspark.sql import functions as F
-
-    name = function_name(registry, MESSAGE, "event_timestamp") + "_once"
-    if not spark.catalog.functionExists(name):
-        jvm, session = spark._jvm, spark._jsparkSession
-        udf = getattr(jvm, JAVA_CLASS)(
-            bytearray(registry.descriptor_set()), MESSAGE, "event_timestamp", True
-        )
-        returns = session.parseDataType(decoded_type(registry, MESSAGE).json())
-        wrapped = _java_udf(spark, udf, returns).asNondeterministic()
-        session.udf().register(name, wrapped)
-    return functools.partial(F.call_function, name)
-
-
-def _java_udf(spark: SparkSession, udf: Any, returns: Any) -> Any:
-    """``functions.udf(UDF1, DataType)``, called by reflection: py4j would pick the untyped
-    Scala overload ``udf(AnyRef, DataType)``, which Spark refuses."""
-    gateway, jvm = spark.sparkContext._gateway, spark._jvm
-    find = jvm.java.lang.Class.forName
-    types = gateway.new_array(jvm.java.lang.Class, 2)
-    types[0] = find("org.apache.spark.sql.api.java.UDF1")
-    types[1] = find("org.apache.spark.sql.types.DataType")
-    args = gateway.new_array(jvm.java.lang.Object, 2)
-    args[0], args[1] = udf, returns
-    return find("org.apache.spark.sql.functions").getMethod("udf", types).invoke(None, args)
 
 
 def jvm_s2id(lat: Column, lng: Column) -> Column:

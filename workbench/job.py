@@ -237,12 +237,19 @@ class StreamingJob:
             self._dead.close()
         self._writers, self._dead = [], None
         if self._listener is not None:
+            _drain_listeners(self.spark)  # the last progress events still count
             self.spark.streams.removeListener(self._listener)
             self._listener = None
 
 
 class JobFailedError(WorkbenchError):
     """A streaming query of the job stopped with an error."""
+
+
+def _drain_listeners(spark: SparkSession, timeout_ms: int = 30_000) -> None:
+    """Wait until Spark's listener bus has delivered every event posted so far."""
+    with contextlib.suppress(Exception):  # a stopped context has nothing left to deliver
+        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(timeout_ms)
 
 
 def _wait_idle(query: StreamingQuery, timeout_s: float = 120.0) -> None:

@@ -31,6 +31,7 @@ class KafkaConfig(SinkConfig):
     format: Literal["json", "proto"] = "json"
     message: str | None = Field(None, description="protobuf message name when format is proto")
     key_columns: list[str] = Field(default_factory=list)
+    partitions: int = Field(1, gt=0, description="partitions of the topic if it is created")
     kafka_options: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -57,6 +58,7 @@ class KafkaWriter:
             config.topic,
             f"dagger-{ctx.job}-sink-{ctx.index}",
             config.kafka_options,
+            partitions=config.partitions,
         )
 
     def write(self, batch: DataFrame, batch_id: int) -> int:

@@ -31,6 +31,7 @@ class TransactionalWriter:
         transactional_id: str,
         options: Mapping[str, str] | None = None,
         timeout_s: float = 60.0,
+        partitions: int = 1,
     ):
         from confluent_kafka import Producer
 
@@ -46,7 +47,8 @@ class TransactionalWriter:
             "logger": LOG,
             **dict(options or {}),
         }
-        _ensure_commit_topic(bootstrap_servers)
+        _ensure_topics(bootstrap_servers, topic, partitions)
+        self._failures: list[str] = []
         self._producer = Producer(config)
         try:
             self._producer.init_transactions(timeout_s)
@@ -83,8 +85,9 @@ class TransactionalWriter:
             self._producer.commit_transaction(self.timeout_s)
         except KafkaException as err:
             self._abort()
+            cause = self._failures[0] if self._failures else str(err)
             raise SinkError(
-                self._name, f"the transaction for batch {batch_id} failed: {err}"
+                self._name, f"the transaction for batch {batch_id} failed: {cause}"
             ) from None
         self._committed = marker
         return count
@@ -92,10 +95,16 @@ class TransactionalWriter:
     def _produce(self, topic: str, key: Any, value: Any, headers: list) -> None:
         while True:
             try:
-                self._producer.produce(topic, value=value, key=key, headers=headers or None)
+                self._producer.produce(
+                    topic, value=value, key=key, headers=headers or None, on_delivery=self._report
+                )
                 return
             except BufferError:  # the local queue is full: let deliveries drain
                 self._producer.poll(0.1)
+
+    def _report(self, err: Any, msg: Any) -> None:
+        if err is not None and len(self._failures) < 10:
+            self._failures.append(f"{err.str()} (topic {msg.topic()})")
 
     def _abort(self) -> None:
         with contextlib.suppress(Exception):  # the original error is the one to report
@@ -105,9 +114,11 @@ class TransactionalWriter:
         self._producer.flush(self.timeout_s)
 
 
-def _ensure_commit_topic(bootstrap_servers: str) -> None:
+def _ensure_topics(bootstrap_servers: str, topic: str, partitions: int) -> None:
+    """The target topic (``partitions`` if new) and the compacted commit-marker topic."""
     from workbench.infra.kafka import create_topics
 
+    create_topics(bootstrap_servers, {topic: partitions})
     create_topics(bootstrap_servers, {COMMIT_TOPIC: 1}, config={"cleanup.policy": "compact"})
 
 

@@ -60,8 +60,8 @@ class DeadLetterWriter:
                 return 0
             records = (
                 (
-                    row["key"],
-                    row["value"],
+                    None if row["key"] is None else bytes(row["key"]),
+                    None if row["value"] is None else bytes(row["value"]),
                     [
                         ("dlq.table", row["table"].encode()),
                         ("dlq.topic", row["topic"].encode()),

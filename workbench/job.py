@@ -16,6 +16,7 @@ restarts from its checkpoint and every sink makes a replayed batch harmless.
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import threading
 import time
@@ -275,4 +276,9 @@ def _on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:
 
 
 def _first_lines(text: str, n: int = 6) -> str:
-    return "\n".join(text.strip().splitlines()[:n])
+    """The start of an error text, plus the exception a Python traceback inside it ends in
+    (a foreachBatch failure is a JVM error wrapping the Python one)."""
+    lines = text.strip().splitlines()
+    raised = [ln for ln in lines if re.match(r"^[\w.]+(Error|Exception|Exit)\b.*", ln)]
+    head = "\n".join(lines[:n])
+    return f"{head}\n...\n{raised[-1]}" if raised and raised[-1] not in lines[:n] else head

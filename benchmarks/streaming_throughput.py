@@ -58,7 +58,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
+    from workbench.job import StreamingJob
     from workbench.schemas.registry import SchemaRegistry
+    from workbench.sinks.registry import SinkContext
     from workbench.spec import DaggerSpec
 
 SEED = 42
@@ -134,7 +136,7 @@ def engine_spec(bench: Bench, folder: Path) -> DaggerSpec:
     return with_bootstrap(parse(data), bench.bootstrap)
 
 
-def engine_job(bench: Bench, folder: Path):
+def engine_job(bench: Bench, folder: Path) -> StreamingJob:
     from workbench.job import StreamingJob
 
     spec = engine_spec(bench, folder)
@@ -148,7 +150,8 @@ def engine(bench: Bench, folder: Path) -> list[StreamingQuery]:
     return job.queries
 
 
-def _context(job: Any, index: int):
+def _context(job: StreamingJob, index: int) -> SinkContext:
+    """The context the job gives its sink ``index`` (-1: the dead letters), AvailableNow."""
     from workbench.sinks.registry import SinkContext
     from workbench.streams import registry_for
 
@@ -171,11 +174,15 @@ def engine_dead(bench: Bench, folder: Path) -> list[StreamingQuery]:
     job = engine_job(bench, folder)
     _, dead = job.plan()
     writer = deadletters.DeadLetterWriter(job.spec, _context(job, -1))
+
+    def write(batch: DataFrame, batch_id: int) -> None:
+        writer.write(batch, batch_id)
+
     query = (
         dead.writeStream.queryName(f"{job.spec.name}:{deadletters.QUERY}")
         .option("checkpointLocation", str(job.checkpoint / deadletters.QUERY))
         .trigger(availableNow=True)
-        .foreachBatch(lambda batch, batch_id: writer.write(batch, batch_id))
+        .foreachBatch(write)
         .start()
     )
     return await_all([query])
@@ -242,7 +249,9 @@ PYTHON = {"python": "pandas", "python-row": "row", "python-dict": "dict"}
 def measure(bench: Bench, name: str) -> Run:
     """Run one variant over the bench's topic: its time, progress, plans and result."""
     folder = bench.fresh(name)
-    bench.spark._jvm.System.gc()  # no garbage of the run before left to collect in this one
+    java = bench.spark._jvm
+    assert java is not None, "a classic (not Spark Connect) session"
+    java.System.gc()  # no garbage of the run before left to collect in this one
     start = time.perf_counter()
     queries = VARIANTS[name][1](bench, folder)
     seconds = time.perf_counter() - start
@@ -277,6 +286,7 @@ def checksum(spark: SparkSession, path: Path) -> tuple[int, int]:
         F.col("unique_customers").cast("long"),
     )
     total = out.select(F.count(F.lit(1)), F.sum(row.cast("long"))).first()
+    assert total is not None
     return int(total[0]), int(total[1] or 0)
 
 
@@ -330,8 +340,12 @@ def _target(label: str, ratio: float, goal: float) -> None:
 
 def print_results(runs: dict[str, list[Run]]) -> bool:
     """Print each output's rows and checksum; whether every run of every variant agrees."""
-    results = {(r.variant, i): r.result for rs in runs.values() for i, r in enumerate(rs)}
-    results = {k: v for k, v in results.items() if v is not None}
+    results = {
+        (r.variant, i): r.result
+        for rs in runs.values()
+        for i, r in enumerate(rs)
+        if r.result is not None
+    }
     if not results:
         return True
     print("\nresult check (rows, checksum of the aggregated rows in each Parquet output):")
@@ -463,7 +477,7 @@ def run(args: argparse.Namespace) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2_000_000, help="bookings in the topic")
-    parser.add_argument("--warmup-events", type=int, default=200_000, help="warm-up topic size")
+    parser.add_argument("--warmup-events", type=int, default=500_000, help="warm-up topic size")
     parser.add_argument("--partitions", type=int, default=4, help="topic partitions")
     parser.add_argument("--max-offsets", type=int, default=500_000, help="maxOffsetsPerTrigger")
     parser.add_argument("--malformed", type=float, default=0.0001, help="undecodable share")

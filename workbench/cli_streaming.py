@@ -22,7 +22,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     totals = job.run(duration_s=args.duration)
     written = ", ".join(f"{k}: {v:,}" for k, v in totals.rows_written.items()) or "-"
     print(
-        f"stopped: {totals.input_rows:,} records read, {totals.late_rows:,} late, "
+        f"stopped: {totals.input_rows + totals.dead_letters:,} records read, "
+        f"{totals.late_rows:,} late, "
         f"{totals.dead_letters:,} dead letters; rows written: {written}"
     )
     return 0

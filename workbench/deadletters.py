@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from workbench.sinks.registry import SinkContext
     from workbench.spec import DaggerSpec, DeadLetterSpec
 
-QUERY = "dead-letters"
-
 
 def default_path(job: str) -> Path:
     return subdir("dead-letters") / job
@@ -54,7 +52,7 @@ class DeadLetterWriter:
             )
 
     def write(self, batch: DataFrame, batch_id: int) -> int:
-        query = self.ctx.query_id(QUERY)
+        query = self.ctx.query_id()
         if self._kafka is not None:
             if self._kafka.committed(query, batch_id):
                 return 0

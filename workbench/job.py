@@ -1,16 +1,14 @@
 """``workbench run``: a dagger as a checkpointed Spark streaming job on Kafka.
 
-One job is a few streaming queries over the same Kafka sources, each with its own
-folder under the job's checkpoint:
-
-* ``sinks``: the dagger SQL, each micro-batch handed to every batch sink (InfluxDB,
-  Kafka, log) with its batch id, so a replayed batch is rewritten, not doubled;
-* ``parquet-<i>``: one per native sink (Spark's exactly-once file sink);
-* ``dead-letters``: the records that did not decode, with their offsets.
+A job is one streaming query (checkpoint folder ``sinks``) that reads Kafka once: the
+dagger SQL's result rows and the records that did not decode travel side by side, and
+each micro-batch is handed, with its batch id, to every sink and to the dead-letter
+writer. Every writer makes a replayed batch id harmless (points rewritten in place,
+Kafka transactions with commit markers, Spark's file-sink log for Parquet).
 
 A stop (Ctrl-C, SIGTERM, :meth:`StreamingJob.stop`) waits for the current
-micro-batch to finish; a crash (SIGKILL) loses nothing either, because every query
-restarts from its checkpoint and every sink makes a replayed batch harmless.
+micro-batch to finish; a crash (SIGKILL) loses nothing either, because the query
+restarts from its checkpoint and replays the unfinished batch.
 """
 
 from __future__ import annotations
@@ -37,7 +35,14 @@ if TYPE_CHECKING:
 
     from workbench.spec import DaggerSpec
 
-SINKS_QUERY = "sinks"
+QUERY = "sinks"  # the job's streaming query (and its checkpoint folder)
+ROW, DEAD = "_row", "_dead"
+
+
+def _struct_type(frame: DataFrame) -> Any:
+    from pyspark.sql.types import StructType
+
+    return StructType(list(frame.schema.fields))
 
 
 def default_checkpoint(job: str) -> Path:
@@ -141,57 +146,48 @@ class StreamingJob:
         result, dead = self.plan()
         sinks = list(self.spec.sinks) or [LogConfig()]
         self.checkpoint.mkdir(parents=True, exist_ok=True)
-        batch_sinks = [(i, s) for i, s in enumerate(sinks) if not s.native]
-        native = [(i, s) for i, s in enumerate(sinks) if s.native]
-        main = f"{self.spec.name}:{SINKS_QUERY}" if batch_sinks else None
-        main = main or f"{self.spec.name}:{native[0][1].type}-{native[0][0]}"
-        self._listener = ProgressListener(main, self.totals, self.emit)
+        self._listener = ProgressListener(f"{self.spec.name}:{QUERY}", self.totals, self.emit)
         self.spark.streams.addListener(self._listener)
         try:
-            if batch_sinks:
-                self._writers = [(s, s.open(self._context(i))) for i, s in batch_sinks]
-                self.queries.append(self._start_batch_sinks(result))
-            for i, sink in native:
-                self.queries.append(sink.start(result, self._context(i)))
+            self._writers = [(s, s.open(self._context(i))) for i, s in enumerate(sinks)]
             self._dead = deadletters.DeadLetterWriter(self.spec, self._context(-1))
-            self.queries.append(self._start_dead_letters(dead))
+            self.queries.append(self._start_query(result, dead))
         except Exception:
             self.stop(graceful=False)
             raise
         return self
 
-    def _start_batch_sinks(self, result: DataFrame) -> StreamingQuery:
-        ctx = self._context(0)
+    def _start_query(self, result: DataFrame, dead: DataFrame) -> StreamingQuery:
+        """One query reads Kafka once: result rows and dead letters travel together, each in
+        its own struct column, and each micro-batch is split between the writers."""
+        from pyspark.sql import functions as F
+
+        ctx, dead_writer = self._context(0), self._dead
+        assert dead_writer is not None
+        row_type, dead_type = _struct_type(result), _struct_type(dead)
+        both = result.select(
+            F.struct(*result.columns).alias(ROW), F.lit(None).cast(dead_type).alias(DEAD)
+        ).unionByName(
+            dead.select(F.lit(None).cast(row_type).alias(ROW), F.struct(*dead.columns).alias(DEAD))
+        )
 
         def fan_out(batch: DataFrame, batch_id: int) -> None:
             batch = batch.persist()
             try:
+                rows = batch.where(F.col(ROW).isNotNull()).select(f"{ROW}.*")
                 for config, writer in self._writers:
-                    self.totals.add_written(config.describe(), writer.write(batch, batch_id))
+                    self.totals.add_written(config.describe(), writer.write(rows, batch_id))
+                letters = batch.where(F.col(DEAD).isNotNull()).select(f"{DEAD}.*")
+                self.totals.dead_letters += dead_writer.write(letters, batch_id)
             finally:
                 batch.unpersist()
 
         return (
-            result.writeStream.queryName(f"{self.spec.name}:{SINKS_QUERY}")
-            .option("checkpointLocation", str(self.checkpoint / SINKS_QUERY))
+            both.writeStream.queryName(f"{self.spec.name}:{QUERY}")
+            .option("checkpointLocation", str(self.checkpoint / QUERY))
             .outputMode(ctx.output_mode)
             .trigger(**ctx.trigger)
             .foreachBatch(fan_out)
-            .start()
-        )
-
-    def _start_dead_letters(self, dead: DataFrame) -> StreamingQuery:
-        writer = self._dead
-        assert writer is not None
-
-        def write(batch: DataFrame, batch_id: int) -> None:
-            self.totals.dead_letters += writer.write(batch, batch_id)
-
-        return (
-            dead.writeStream.queryName(f"{self.spec.name}:{deadletters.QUERY}")
-            .option("checkpointLocation", str(self.checkpoint / deadletters.QUERY))
-            .trigger(**self._trigger())
-            .foreachBatch(write)
             .start()
         )
 

@@ -14,10 +14,13 @@ from typing import Any
 
 from pyspark.sql.streaming import StreamingQueryListener
 
+from workbench.sources.kafka import DECODED
+
 
 @dataclass
 class Totals:
-    """Counts since the job started (this process)."""
+    """Counts since the job started (this process). ``input_rows`` are the records that
+    decoded; ``dead_letters`` the ones that did not."""
 
     input_rows: int = 0
     late_rows: int = 0
@@ -52,17 +55,26 @@ class BatchReport:
 
 
 def report(progress: Any) -> BatchReport:
-    """A :class:`BatchReport` from Spark's ``StreamingQueryProgress``."""
+    """A :class:`BatchReport` from Spark's ``StreamingQueryProgress``.
+
+    Rows are the decoded records the job observed (``decoded_*`` metrics): Spark's own
+    ``numInputRows`` counts every scan of a source, and a job scans each twice (result
+    and dead-letter branches). Rates are scaled to match."""
     late = sum(int(op.numRowsDroppedByWatermark or 0) for op in progress.stateOperators or [])
+    observed = progress.observedMetrics or {}
+    decoded = [int(row["rows"]) for name, row in observed.items() if name.startswith(DECODED)]
+    scanned = int(progress.numInputRows or 0)
+    rows = sum(decoded) if decoded else scanned
+    scale = rows / scanned if scanned else 1.0
     watermark = (progress.eventTime or {}).get("watermark")
     if watermark and watermark.startswith("1970-01-01"):
         watermark = None
     return BatchReport(
         query=progress.name or str(progress.id),
         batch=int(progress.batchId),
-        input_rows=int(progress.numInputRows or 0),
-        input_rate=float(progress.inputRowsPerSecond or 0.0),
-        processed_rate=float(progress.processedRowsPerSecond or 0.0),
+        input_rows=rows,
+        input_rate=float(progress.inputRowsPerSecond or 0.0) * scale,
+        processed_rate=float(progress.processedRowsPerSecond or 0.0) * scale,
         duration_ms=int((progress.durationMs or {}).get("triggerExecution", 0)),
         watermark=watermark,
         late_rows=late,

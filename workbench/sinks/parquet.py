@@ -1,9 +1,9 @@
 """Parquet sink: the time-bucketed warehouse layout (``dt=YYYY-MM-DD/hour=HH``).
 
-A *native* sink: Spark's file sink in append mode, exactly once through its
-``_spark_metadata`` log (read the folder with Spark, which honours the log, to see
-only committed files). Append mode means final windows only, whatever the job's emit
-mode: early updates go to InfluxDB, Kafka or the log.
+Each micro-batch goes through Spark's own file sink (``FileStreamSink``) with its batch
+id, so the folder is exactly once through the sink's ``_spark_metadata`` log: a replayed
+batch is skipped, and Spark readers see only committed files. Use it with final windows
+(``emit: final``); with early updates each update of a window is a new row.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.streaming import StreamingQuery
 
 #: The partition columns this sink derives from ``time_column``.
 BUCKETS = {"dt": "yyyy-MM-dd", "hour": "HH"}
@@ -25,7 +24,6 @@ BUCKETS = {"dt": "yyyy-MM-dd", "hour": "HH"}
 
 class ParquetConfig(SinkConfig):
     type: Literal["parquet"] = "parquet"
-    native = True
     path: str
     time_column: str = "window_timestamp"
     partition_by: list[str] = Field(default_factory=lambda: ["dt", "hour"])
@@ -47,19 +45,31 @@ class ParquetConfig(SinkConfig):
         }
         return frame.withColumns(derived)
 
-    def start(self, frame: DataFrame, ctx: SinkContext) -> StreamingQuery:
-        name = f"parquet-{ctx.index}"
-        return (
-            self.bucketed(frame)
-            .writeStream.format("parquet")
-            .queryName(f"{ctx.job}:{name}")
-            .option("path", self.path)
-            .option("checkpointLocation", str(ctx.checkpoint / name))
-            .partitionBy(*self.partition_by)
-            .outputMode("append")
-            .trigger(**ctx.trigger)
-            .start()
+    def open(self, ctx: SinkContext) -> ParquetWriter:
+        return ParquetWriter(self, ctx)
+
+
+class ParquetWriter:
+    def __init__(self, config: ParquetConfig, ctx: SinkContext):
+        jvm = ctx.spark._jvm
+        assert jvm is not None, "the Parquet sink needs a classic (not Spark Connect) session"
+        utils = jvm.org.apache.spark.api.python.PythonUtils
+        self.config = config
+        self._sink = jvm.org.apache.spark.sql.execution.streaming.FileStreamSink(
+            ctx.spark._jsparkSession,
+            config.path,
+            jvm.org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat(),
+            utils.toSeq(list(config.partition_by)),
+            utils.toScalaMap({}),
         )
+
+    def write(self, batch: DataFrame, batch_id: int) -> int:
+        frame = self.config.bucketed(batch)
+        self._sink.addBatch(batch_id, frame._jdf)
+        return frame.count()
+
+    def close(self) -> None:
+        pass
 
 
 SINKS.add("parquet", ParquetConfig)

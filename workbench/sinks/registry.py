@@ -4,11 +4,9 @@ A sink module defines a pydantic ``Config`` (with ``type: Literal[name]``) and c
 ``SINKS.add(name, Config)``. Third-party sinks register through the
 ``workbench.sinks`` entry-point group.
 
-Two kinds of sink exist. A *batch* sink (``native = False``) returns a
-:class:`SinkWriter` from :meth:`SinkConfig.open`; the job hands it every micro-batch
-with its id, and the writer must make a replayed batch id harmless (idempotent
-points, transactions). A *native* sink (``native = True``) starts its own Spark
-streaming query from :meth:`SinkConfig.start` (e.g. Spark's exactly-once file sink).
+A sink's :meth:`SinkConfig.open` returns its :class:`SinkWriter`; the job hands it
+every micro-batch with its batch id, and the writer must make a replayed batch id
+harmless (idempotent points, transactions, Spark's file-sink log).
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -25,7 +23,6 @@ from workbench.exceptions import UnknownNameError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import StreamingQuery
 
     from workbench.schemas import SchemaRegistry
 
@@ -64,16 +61,12 @@ class SinkConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: str
-    native: ClassVar[bool] = False
 
     def describe(self) -> str:
         return self.type
 
     def open(self, ctx: SinkContext) -> SinkWriter:
         raise NotImplementedError(f"sink '{self.type}' has no batch writer")
-
-    def start(self, frame: DataFrame, ctx: SinkContext) -> StreamingQuery:
-        raise NotImplementedError(f"sink '{self.type}' is not a native streaming sink")
 
 
 class SinkRegistry:

@@ -48,6 +48,9 @@ METADATA = {
     "kafka_timestamp": "timestamp",
 }
 
+#: Prefix of the observed metric counting each stream's decoded records per micro-batch.
+DECODED = "decoded_"
+
 DEAD_LETTER_COLUMNS = [
     "table",
     "topic",
@@ -132,8 +135,10 @@ def open_stream(
             f"{resolved.message} has fields named {', '.join(clashes)}, which the Kafka "
             "metadata columns use; rename them in the .proto",
         )
-    rows = records.where(F.col("_decoded.error").isNull()).select(
-        "_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items())
+    rows = (
+        records.where(F.col("_decoded.error").isNull())
+        .select("_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items()))
+        .observe(f"{DECODED}{stream.table}", F.count(F.lit(1)).alias("rows"))
     )
     dead = records.where(F.col("_decoded.error").isNotNull()).select(
         F.lit(stream.table).alias("table"),

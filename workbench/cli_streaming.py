@@ -8,6 +8,7 @@ from pathlib import Path
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from workbench import deadletters
     from workbench import spec as spec_module
     from workbench.job import StreamingJob, with_bootstrap
 
@@ -17,7 +18,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     job = StreamingJob(spec, checkpoint=args.checkpoint, available_now=args.available_now)
     job.start()
     where = ", ".join(s.describe() for s in spec.sinks) or "log"
-    print(f"dagger '{spec.name}' running: checkpoint {job.checkpoint}; sinks: {where}")
+    print(
+        f"dagger '{spec.name}' running: checkpoint {job.checkpoint}; sinks: {where}; "
+        f"dead letters: {deadletters.describe(spec)}"
+    )
     print("stop with Ctrl-C (or SIGTERM): the current micro-batch finishes first")
     totals = job.run(duration_s=args.duration)
     written = ", ".join(f"{k}: {v:,}" for k, v in totals.rows_written.items()) or "-"

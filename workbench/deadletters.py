@@ -52,7 +52,7 @@ class DeadLetterWriter:
             )
 
     def write(self, batch: DataFrame, batch_id: int) -> int:
-        query = self.ctx.query_id()
+        query = self.ctx.query_id
         if self._kafka is not None:
             if self._kafka.committed(query, batch_id):
                 return 0
@@ -85,8 +85,3 @@ class DeadLetterWriter:
     def close(self) -> None:
         if self._kafka is not None:
             self._kafka.close()
-
-
-def read(spark, path: str | Path) -> DataFrame:
-    """The dead letters written to a Parquet folder so far."""
-    return spark.read.parquet(str(path))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from workbench.generator import MESSAGES, Generator, Record
+from workbench.generator import Generator, Record
 from workbench.infra.kafka import LOG
 
 #: default topic per event kind (what the bundled specs read)
@@ -130,7 +130,3 @@ def _count(out: Published, record: Record, keep: bool) -> None:
         out.malformed += 1
     elif keep:
         out.events.append(record.event)
-
-
-def kinds() -> list[str]:
-    return list(MESSAGES)

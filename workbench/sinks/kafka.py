@@ -62,7 +62,7 @@ class KafkaWriter:
         )
 
     def write(self, batch: DataFrame, batch_id: int) -> int:
-        query = self.ctx.query_id()
+        query = self.ctx.query_id
         if self._out.committed(query, batch_id):
             return 0
         return self._out.write(self._records(batch), query, batch_id)

@@ -11,6 +11,7 @@ harmless (idempotent points, transactions, Spark's file-sink log).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -41,11 +42,13 @@ class SinkContext:
     output_mode: str  # "append" (final windows) or "update" (early updates)
     trigger: dict[str, Any]  # DataStreamWriter.trigger(**trigger)
 
-    def query_id(self, query: str = "sinks") -> str:
-        """The id Spark keeps for a checkpointed query (stable across restarts)."""
+    @functools.cached_property
+    def query_id(self) -> str:
+        """The id Spark keeps for the job's checkpointed query (stable across restarts;
+        a new checkpoint gets a new one). Read at the first micro-batch."""
         import json
 
-        return str(json.loads((self.checkpoint / query / "metadata").read_text())["id"])
+        return str(json.loads((self.checkpoint / "sinks" / "metadata").read_text())["id"])
 
 
 class SinkWriter(Protocol):

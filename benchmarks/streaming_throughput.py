@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -391,7 +392,7 @@ def print_batches(run: Run) -> None:
 def operators(plan: str, text: str) -> list[str]:
     """The operators (Project, Filter, MicroBatchScan...) of a physical plan naming ``text``."""
     lines = [line for line in plan.splitlines() if text in line]
-    return [re.sub(r"^[\s:+|-]*(\*\(\d+\)\s*)?", "", line).split("[")[0] for line in lines]
+    return [re.sub(r"^[\s:+|-]*(\*\(\d+\)\s*)?", "", line).split("[")[0].strip() for line in lines]
 
 
 def _sum(batches: list[dict[str, int]]) -> dict[str, int]:
@@ -506,6 +507,7 @@ def main() -> None:
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the broker on the way out
     sys.exit(0 if run(args) else 1)
 
 

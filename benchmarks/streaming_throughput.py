@@ -17,8 +17,7 @@ and, to split (a)'s time, passes over the same topic, each alone:
   read         Kafka → noop sink
   decode       Kafka → JVM decoder → noop sink
   aggregate    (c) into the noop sink (no Parquet write)
-  engine-main  (a) without its dead-letter branch (the job's result into its Parquet writer)
-  engine-dead  (a)'s dead-letter branch alone (into the job's dead-letter writer)
+  engine-main  (a) without its dead-letter handling (the job's result into its Parquet writer)
 
 Every variant first runs once, untimed, over a warm-up topic (JIT, Python workers, Kafka
 consumers). Then the JVM variants run ``--repeat`` times, interleaved, and the Python ones
@@ -162,21 +161,12 @@ def _context(job: StreamingJob, index: int) -> SinkContext:
 
 
 def engine_main(bench: Bench, folder: Path) -> list[StreamingQuery]:
-    """(a) without its dead-letter branch: the job's result rows into its Parquet writer."""
+    """(a) without its dead-letter handling: the job's result rows into its Parquet writer."""
     job = engine_job(bench, folder)
-    result, _ = job.plan()
+    plan = job.plan()  # the result, or (result, dead letters) where a job plans both
+    result = plan[0] if isinstance(plan, tuple) else plan
     writer = job.spec.sinks[0].open(_context(job, 0))
     return await_all([_each_batch(job, result, writer.write)])
-
-
-def engine_dead(bench: Bench, folder: Path) -> list[StreamingQuery]:
-    """(a)'s dead-letter branch alone, into the job's dead-letter writer."""
-    from workbench.deadletters import DeadLetterWriter
-
-    job = engine_job(bench, folder)
-    _, dead = job.plan()
-    writer = DeadLetterWriter(job.spec, _context(job, -1))
-    return await_all([_each_batch(job, dead, writer.write)])
 
 
 def _each_batch(
@@ -252,7 +242,6 @@ VARIANTS: dict[str, tuple[str, Variant, bool]] = {
     "decode": ("     pass: + JVM decode → noop", decode, True),
     "aggregate": ("     pass: (c) into noop, no Parquet", aggregate, True),
     "engine-main": ("     pass: (a) without dead letters", engine_main, True),
-    "engine-dead": ("     pass: (a) dead letters alone", engine_dead, True),
 }
 PYTHON = {"python": "pandas", "python-row": "row", "python-dict": "dict"}
 
@@ -411,7 +400,7 @@ STAGES = (
     ("filter, S2Id, window aggregate, state store", "aggregate", "decode"),
     ("Parquet write", "jvm", "aggregate"),
     ("engine without dead letters vs (c)", "engine-main", "jvm"),
-    ("dead-letter branch (its own scan and decode)", "engine", "engine-main"),
+    ("dead-letter handling", "engine", "engine-main"),
 )
 
 
@@ -425,9 +414,6 @@ def print_split(runs: dict[str, list[Run]]) -> None:
         cost = seconds[with_stage] - (seconds[without] if without else 0.0)
         pass_names = f"{with_stage} − {without}" if without else with_stage
         print(f"  {label:<45}{pass_names:<26}{cost:>7.1f} s {cost / total:>6.0%}")
-    if "engine-dead" in seconds:
-        alone = seconds["engine-dead"]
-        print(f"  {'(the dead-letter branch alone)':<45}{'engine-dead':<26}{alone:>7.1f} s")
 
 
 # --- main -------------------------------------------------------------------------------

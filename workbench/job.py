@@ -1,10 +1,13 @@
 """``workbench run``: a dagger as a checkpointed Spark streaming job on Kafka.
 
-A job is one streaming query (checkpoint folder ``sinks``) that reads Kafka once: the
-dagger SQL's result rows and the records that did not decode travel side by side, and
-each micro-batch is handed, with its batch id, to every sink and to the dead-letter
-writer. Every writer makes a replayed batch id harmless (points rewritten in place,
-Kafka transactions with commit markers, Spark's file-sink log for Parquet).
+A job is one streaming query (checkpoint folder ``sinks``): the dagger SQL's result rows
+and the records that did not decode travel side by side (a union), and each micro-batch
+is handed, with its batch id, to every sink and to the dead-letter writer. Spark plans
+the union's two branches as two scans of each Kafka source (and two decodes) per
+micro-batch; that second scan is most of the gap to a hand-tuned pipeline (see
+``benchmarks/streaming_throughput.py``). Every writer makes a replayed batch id
+harmless (points rewritten in place, Kafka transactions with commit markers, Spark's
+file-sink log for Parquet).
 
 A stop (Ctrl-C, SIGTERM, :meth:`StreamingJob.stop`) waits for the current
 micro-batch to finish; a crash (SIGKILL) loses nothing either, because the query
@@ -158,8 +161,9 @@ class StreamingJob:
         return self
 
     def _start_query(self, result: DataFrame, dead: DataFrame) -> StreamingQuery:
-        """One query reads Kafka once: result rows and dead letters travel together, each in
-        its own struct column, and each micro-batch is split between the writers."""
+        """One query: result rows and dead letters travel together, each in its own struct
+        column, and each micro-batch is split between the writers. (Each branch of the
+        union scans the Kafka source: Kafka is read twice per micro-batch.)"""
         from pyspark.sql import functions as F
 
         ctx, dead_writer = self._context(0), self._dead

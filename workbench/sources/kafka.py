@@ -51,17 +51,6 @@ METADATA = {
 #: Prefix of the observed metric counting each stream's decoded records per micro-batch.
 DECODED = "decoded_"
 
-DEAD_LETTER_COLUMNS = [
-    "table",
-    "topic",
-    "partition",
-    "offset",
-    "kafka_timestamp",
-    "key",
-    "value",
-    "error",
-]
-
 
 def connector_jars() -> list[Path]:
     """spark-sql-kafka (and kafka-clients, commons-pool2, the token provider) for this pyspark."""

@@ -163,8 +163,7 @@ def _context(job: StreamingJob, index: int) -> SinkContext:
 def engine_main(bench: Bench, folder: Path) -> list[StreamingQuery]:
     """(a) without its dead-letter handling: the job's result rows into its Parquet writer."""
     job = engine_job(bench, folder)
-    plan = job.plan()  # the result, or (result, dead letters) where a job plans both
-    result = plan[0] if isinstance(plan, tuple) else plan
+    result = job.plan()
     writer = job.spec.sinks[0].open(_context(job, 0))
     return await_all([_each_batch(job, result, writer.write)])
 

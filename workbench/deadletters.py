@@ -1,5 +1,11 @@
 """Dead letters: records that did not decode (or had no event time), kept with their origin.
 
+The Kafka source hands each micro-batch's dead letters out of the plan as an observed
+metric (see :mod:`workbench.sources.kafka`), so Kafka is scanned once per batch;
+:func:`observed` reads them back as rows once the batch has been computed. Gathering them
+on the driver is bounded by the batch size: set ``max_offsets_per_trigger`` on streams
+whose records may all be bad.
+
 Every dead letter carries its stream table, topic, partition, offset, Kafka timestamp,
 key, raw bytes and the error. They go to Parquet (``<path>/run=<query>/batch=<id>``:
 a replayed micro-batch overwrites its own folder) or to a Kafka topic (raw bytes as
@@ -9,13 +15,16 @@ in :mod:`workbench.sinks.transactional`). Either way a dead letter is written on
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.paths import subdir
+from workbench.sources.kafka import DEAD, DEAD_LETTER_DDL
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
 
     from workbench.sinks.registry import SinkContext
     from workbench.spec import DaggerSpec, DeadLetterSpec
@@ -30,6 +39,30 @@ def describe(spec: DaggerSpec) -> str:
     if dead.type == "kafka":
         return f"kafka topic {dead.topic or _topic(spec.name)}"
     return f"parquet {dead.path or default_path(spec.name)}"
+
+
+def observed(spark: SparkSession, query: StreamingQuery, tables: Iterable[str]) -> DataFrame | None:
+    """The dead letters of ``query``'s current micro-batch (``None`` if there are none),
+    from the ``dead_<table>`` metrics its plan observed. Call it inside foreachBatch, after
+    the batch has been computed. A record observed twice (a retried task) appears once."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType
+
+    metrics = query._jsq.streamingQuery().lastExecution().observedMetrics()  # type: ignore[attr-defined]
+    texts = []
+    for table in tables:
+        found = metrics.get(f"{DEAD}{table}")
+        if found.isDefined() and found.get().getLong(0) > 0:
+            texts.append((found.get().getString(1),))
+    if not texts:
+        return None
+    letter = spark.createDataFrame([], DEAD_LETTER_DDL).schema
+    return (
+        spark.createDataFrame(texts, "letters STRING")
+        .select(F.explode(F.from_json("letters", ArrayType(letter))).alias("d"))
+        .select("d.*")
+        .dropDuplicates(["topic", "partition", "offset"])
+    )
 
 
 def _topic(job: str) -> str:

@@ -1,13 +1,11 @@
 """``workbench run``: a dagger as a checkpointed Spark streaming job on Kafka.
 
-A job is one streaming query (checkpoint folder ``sinks``): the dagger SQL's result rows
-and the records that did not decode travel side by side (a union), and each micro-batch
-is handed, with its batch id, to every sink and to the dead-letter writer. Spark plans
-the union's two branches as two scans of each Kafka source (and two decodes) per
-micro-batch; that second scan is most of the gap to a hand-tuned pipeline (see
-``benchmarks/streaming_throughput.py``). Every writer makes a replayed batch id
-harmless (points rewritten in place, Kafka transactions with commit markers, Spark's
-file-sink log for Parquet).
+A job is one streaming query (checkpoint folder ``sinks``) that scans Kafka and decodes
+once per micro-batch. Each micro-batch of the dagger SQL's result is handed, with its
+batch id, to every sink; the records that did not decode leave the plan as an observed
+metric and go, with the same batch id, to the dead-letter writer. Every writer makes a
+replayed batch id harmless (points rewritten in place, Kafka transactions with commit
+markers, Spark's file-sink log for Parquet, a dead-letter folder per batch).
 
 A stop (Ctrl-C, SIGTERM, :meth:`StreamingJob.stop`) waits for the current
 micro-batch to finish; a crash (SIGKILL) loses nothing either, because the query
@@ -39,13 +37,6 @@ if TYPE_CHECKING:
     from workbench.spec import DaggerSpec
 
 QUERY = "sinks"  # the job's streaming query (and its checkpoint folder)
-ROW, DEAD = "_row", "_dead"
-
-
-def _struct_type(frame: DataFrame) -> Any:
-    from pyspark.sql.types import StructType
-
-    return StructType(list(frame.schema.fields))
 
 
 def default_checkpoint(job: str) -> Path:
@@ -117,8 +108,9 @@ class StreamingJob:
             self._trigger(),
         )
 
-    def plan(self) -> tuple[DataFrame, DataFrame]:
-        """(the dagger's result, the dead letters of every stream), both streaming."""
+    def plan(self) -> DataFrame:
+        """The dagger's result, streaming; each stream's dead letters are observed in it
+        (:func:`workbench.deadletters.observed`)."""
         from workbench.sources.kafka import open_stream
         from workbench.streams import registry_for, resolve
 
@@ -136,17 +128,14 @@ class StreamingJob:
             rowtime=self.spec.rowtime_attribute,
             watermark_delay_ms=self.spec.watermark_delay_ms,
         )
-        dead = streams[0].dead_letters
-        for other in streams[1:]:
-            dead = dead.unionByName(other.dead_letters)
-        return plan.result, dead
+        return plan.result
 
     # --- running ----------------------------------------------------------------------
 
     def start(self) -> StreamingJob:
         from workbench.sinks.log import LogConfig
 
-        result, dead = self.plan()
+        result = self.plan()
         sinks = list(self.spec.sinks) or [LogConfig()]
         self.checkpoint.mkdir(parents=True, exist_ok=True)
         self._listener = ProgressListener(f"{self.spec.name}:{QUERY}", self.totals, self.emit)
@@ -154,40 +143,33 @@ class StreamingJob:
         try:
             self._writers = [(s, s.open(self._context(i))) for i, s in enumerate(sinks)]
             self._dead = deadletters.DeadLetterWriter(self.spec, self._context(-1))
-            self.queries.append(self._start_query(result, dead))
+            self.queries.append(self._start_query(result))
         except Exception:
             self.stop(graceful=False)
             raise
         return self
 
-    def _start_query(self, result: DataFrame, dead: DataFrame) -> StreamingQuery:
-        """One query: result rows and dead letters travel together, each in its own struct
-        column, and each micro-batch is split between the writers. (Each branch of the
-        union scans the Kafka source: Kafka is read twice per micro-batch.)"""
-        from pyspark.sql import functions as F
-
+    def _start_query(self, result: DataFrame) -> StreamingQuery:
+        """One query; each micro-batch goes to every writer, then its dead letters."""
         ctx, dead_writer = self._context(0), self._dead
         assert dead_writer is not None
-        row_type, dead_type = _struct_type(result), _struct_type(dead)
-        both = result.select(
-            F.struct(*result.columns).alias(ROW), F.lit(None).cast(dead_type).alias(DEAD)
-        ).unionByName(
-            dead.select(F.lit(None).cast(row_type).alias(ROW), F.struct(*dead.columns).alias(DEAD))
-        )
+        name, tables = f"{self.spec.name}:{QUERY}", [s.table for s in self.spec.streams]
 
         def fan_out(batch: DataFrame, batch_id: int) -> None:
             batch = batch.persist()
             try:
-                rows = batch.where(F.col(ROW).isNotNull()).select(f"{ROW}.*")
                 for config, writer in self._writers:
-                    self.totals.add_written(config.describe(), writer.write(rows, batch_id))
-                letters = batch.where(F.col(DEAD).isNotNull()).select(f"{DEAD}.*")
-                self.totals.dead_letters += dead_writer.write(letters, batch_id)
+                    self.totals.add_written(config.describe(), writer.write(batch, batch_id))
+                batch.count()  # computed (so its dead letters observed), whatever the writers did
+                query = next(q for q in self.spark.streams.active if q.name == name)
+                letters = deadletters.observed(self.spark, query, tables)
+                if letters is not None:
+                    self.totals.dead_letters += dead_writer.write(letters, batch_id)
             finally:
                 batch.unpersist()
 
         return (
-            both.writeStream.queryName(f"{self.spec.name}:{QUERY}")
+            result.writeStream.queryName(name)
             .option("checkpointLocation", str(self.checkpoint / QUERY))
             .outputMode(ctx.output_mode)
             .trigger(**ctx.trigger)

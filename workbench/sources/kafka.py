@@ -4,10 +4,11 @@
 connector matching the installed pyspark, fetched from Maven Central (Spark's own jars
 are excluded, so nothing is loaded twice).
 
-:func:`open_stream` reads one spec stream and returns two frames over the same records:
-``rows`` (the decoded message fields plus :data:`METADATA` columns) and ``dead_letters``
-(what did not decode or had no event time, with its topic, partition, offset, raw bytes
-and the error).
+:func:`open_stream` reads one spec stream into ``rows``: the decoded message fields plus
+:data:`METADATA` columns. The records that did not decode (or had no event time) leave
+the plan as an observed metric, ``dead_<table>``: their count and, as JSON, each one's
+topic, partition, offset, Kafka timestamp, key, raw bytes and error. So each micro-batch
+scans Kafka and decodes once; :mod:`workbench.deadletters` turns the metric back into rows.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ METADATA = {
 
 #: Prefix of the observed metric counting each stream's decoded records per micro-batch.
 DECODED = "decoded_"
+#: Prefix of the observed metric carrying each stream's dead letters per micro-batch.
+DEAD = "dead_"
+#: The columns of a dead letter (Spark DDL).
+DEAD_LETTER_DDL = (
+    "table STRING, topic STRING, partition INT, offset BIGINT, kafka_timestamp TIMESTAMP, "
+    "key BINARY, value BINARY, error STRING"
+)
 
 
 def connector_jars() -> list[Path]:
@@ -67,7 +75,6 @@ def connector_jars() -> list[Path]:
 class StreamFrames:
     table: str
     rows: DataFrame
-    dead_letters: DataFrame
 
 
 def reader_options(stream: StreamSpec, bootstrap_servers: str | None = None) -> dict[str, str]:
@@ -108,7 +115,7 @@ def open_stream(
     registry: SchemaRegistry,
     bootstrap_servers: str | None = None,
 ) -> StreamFrames:
-    """The decoded rows and the dead letters of one stream (both streaming frames)."""
+    """The decoded rows of one stream (a streaming frame observing its dead letters)."""
     from pyspark.sql import functions as F
 
     from workbench.sources.protobuf import decoder
@@ -124,12 +131,8 @@ def open_stream(
             f"{resolved.message} has fields named {', '.join(clashes)}, which the Kafka "
             "metadata columns use; rename them in the .proto",
         )
-    rows = (
-        records.where(F.col("_decoded.error").isNull())
-        .select("_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items()))
-        .observe(f"{DECODED}{stream.table}", F.count(F.lit(1)).alias("rows"))
-    )
-    dead = records.where(F.col("_decoded.error").isNotNull()).select(
+    bad = F.col("_decoded.error").isNotNull()
+    letter = F.struct(
         F.lit(stream.table).alias("table"),
         "topic",
         "partition",
@@ -139,4 +142,14 @@ def open_stream(
         "value",
         F.col("_decoded.error").alias("error"),
     )
-    return StreamFrames(stream.table, rows, dead)
+    rows = (
+        records.observe(
+            f"{DEAD}{stream.table}",
+            F.count(F.when(bad, 1)).alias("count"),
+            F.to_json(F.collect_list(F.when(bad, letter))).alias("letters"),
+        )
+        .where(~bad)
+        .select("_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items()))
+        .observe(f"{DECODED}{stream.table}", F.count(F.lit(1)).alias("rows"))
+    )
+    return StreamFrames(stream.table, rows)

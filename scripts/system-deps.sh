@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian packages the workbench needs: a JDK (javac builds the UDF jar) and Maven (fetches
 # jars). With the argument `test`, also the time-series servers the tests run: InfluxDB 1.x
-# and VictoriaMetrics. Installs only what is missing, so it is quick when everything is there.
+# and VictoriaMetrics, and Debian's Chromium (the dashboard and map tests drive it headless
+# through Playwright). Installs only what is missing, so it is quick when everything is there.
 set -euo pipefail
 
 case "${1:-}" in
@@ -15,6 +16,7 @@ command -v mvn >/dev/null 2>&1 || need+=(maven)
 if [ "${1:-}" = "test" ]; then
   command -v influxd >/dev/null 2>&1 || need+=(influxdb)
   command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

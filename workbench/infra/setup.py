@@ -14,6 +14,7 @@ def _step(label: str, action: Callable[[], object]) -> None:
 
 
 def prepare() -> None:
+    from workbench.atlas.assets import fetch_assets
     from workbench.infra.kafka import broker_jars
     from workbench.schemas import default_registry
     from workbench.spark import JAR_PROVIDERS, jar_provider
@@ -23,3 +24,4 @@ def prepare() -> None:
         _step(f"jars from {spec}", jar_provider(spec))
     _step("kafka broker jars", broker_jars)
     _step("demo protobuf schemas", lambda: default_registry().descriptor_set_path())
+    _step("map assets (deck.gl bundle, basemap css from npm)", fetch_assets)

@@ -1,0 +1,122 @@
+"""The dashboard's settings: a small YAML file, environment variables, or both.
+
+    store: influx1:http://127.0.0.1:8086/dagger   # KIND:TARGET (see dashboard.stores)
+    store_options: {username: reader, password: ...}
+    measurement: surge
+    cell_column: tag_s2id
+    service_column: tag_vehicle_type
+    metrics: [bookings, unique_customers]       # default: every numeric field
+    hours: 6                                     # the time range shown, back from now
+    refresh_seconds: 30
+    area: jakarta
+    style: none                                  # basemap: none, light, dark, satellite
+
+``WORKBENCH_DASHBOARD_CONFIG`` names the YAML file; ``WORKBENCH_DASHBOARD_STORE``,
+``_MEASUREMENT``, ``_HOURS``, ``_REFRESH`` and ``_AREA`` override single settings (that
+is how ``workbench dashboard`` passes its options to the Voila kernel). Without a store,
+the dashboard reads the Parquet folder ``workbench demo`` writes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from workbench.dashboard.stores import Layout, Store, open_store
+from workbench.exceptions import SpecError, did_you_mean
+from workbench.paths import home
+
+ENV_PREFIX = "WORKBENCH_DASHBOARD_"
+#: Event time may run ahead of the clock (the demo's speed-up): look this far past now.
+AHEAD_MINUTES = 15
+
+
+def demo_store() -> str:
+    return f"parquet:{home() / 'demo' / 'parquet'}"
+
+
+@dataclass(frozen=True)
+class DashboardConfig:
+    store: str = field(default_factory=demo_store)
+    store_options: dict[str, Any] = field(default_factory=dict)
+    measurement: str = "surge"
+    cell_column: str = "tag_s2id"
+    service_column: str = "tag_vehicle_type"
+    time_column: str = "window_timestamp"
+    metrics: list[str] = field(default_factory=list)
+    hours: float = 6.0
+    refresh_seconds: float = 30.0
+    area: str = "jakarta"
+    style: str = "none"
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, **overrides: Any) -> DashboardConfig:
+        """From the YAML ``path`` (or ``$WORKBENCH_DASHBOARD_CONFIG``), then the environment,
+        then ``overrides`` (None values ignored)."""
+        config = cls()
+        source = path or os.environ.get(ENV_PREFIX + "CONFIG")
+        if source:
+            config = config._with(_read_yaml(Path(source)), str(source))
+        config = config._with(_from_env(), "environment")
+        return config._with({k: v for k, v in overrides.items() if v is not None}, "arguments")
+
+    def layout(self) -> Layout:
+        return Layout(self.measurement, self.cell_column, self.service_column, self.time_column)
+
+    def open_store(self) -> Store:
+        return open_store(self.store, self.layout(), **self.store_options)
+
+    def environment(self) -> dict[str, str]:
+        """The settings as environment variables, for a Voila server's kernels."""
+        keys = ("store", "measurement", "hours", "refresh_seconds", "area")
+        names = {"refresh_seconds": "REFRESH"}
+        return {ENV_PREFIX + names.get(k, k.upper()): str(getattr(self, k)) for k in keys}
+
+    def _with(self, values: dict[str, Any], source: str) -> DashboardConfig:
+        known = {f.name: f for f in fields(self)}
+        for key in values:
+            if key not in known:
+                raise SpecError(
+                    key, f"unknown dashboard setting.{did_you_mean(key, known)}", source
+                )
+        converted = {k: _convert(known[k].type, v, k, source) for k, v in values.items()}
+        return replace(self, **converted)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as err:
+        raise SpecError("config", f"cannot read the dashboard config: {err}", str(path)) from err
+    if not isinstance(data, dict):
+        raise SpecError("config", "the dashboard config is a mapping of settings", str(path))
+    return data
+
+
+def _from_env() -> dict[str, str]:
+    names = {"REFRESH": "refresh_seconds"}
+    keys = ("STORE", "MEASUREMENT", "HOURS", "REFRESH", "AREA", "STYLE")
+    return {
+        names.get(k, k.lower()): os.environ[ENV_PREFIX + k]
+        for k in keys
+        if os.environ.get(ENV_PREFIX + k)
+    }
+
+
+def _convert(kind: Any, value: Any, key: str, source: str) -> Any:
+    text = str(kind)
+    try:
+        if text == "float":
+            number = float(value)
+            if number <= 0:
+                raise ValueError("must be positive")
+            return number
+        if text.startswith("list") and isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+    except ValueError as err:
+        raise SpecError(key, f"{value!r} is not a positive number ({err})", source) from err
+    return value

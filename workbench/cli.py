@@ -28,6 +28,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     spec = spec_module.load(args.spec) if args.spec else None
     sql = Path(args.sql).read_text(encoding="utf-8") if args.sql else None
+    if bool(args.table) == bool(args.sample):
+        raise WorkbenchError("give recordings (--table NAME=PATH) or samples (--sample FILE)")
+    if args.sample:
+        from workbench.replay import replay_samples
+
+        done = replay_samples(session(), args.sample, args.out, sql=sql, spec=spec)
+        print(f"wrote {done.rows} rows to {done.out}, {done.undecodable} undecodable records")
+        return 0
     result = replay(
         session(),
         dict(args.table),
@@ -155,9 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--table",
         action="append",
         type=_table_arg,
-        required=True,
         metavar="NAME=PATH",
         help="a recording for table NAME (repeatable)",
+    )
+    p.add_argument(
+        "--sample",
+        action="append",
+        metavar="FILE",
+        help="read exactly the Kafka offsets of a saved sample instead (repeatable)",
     )
     p.add_argument(
         "--rowtime-field",
@@ -241,6 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
     from workbench.cli_streaming import add_commands
 
     add_commands(sub)
+    from workbench import cli_notebook
+
+    cli_notebook.add_commands(sub)
+    from workbench import cli_dashboard
+
+    cli_dashboard.add_commands(sub)
     return parser
 
 

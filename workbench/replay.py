@@ -2,12 +2,16 @@
 
 It uses the same translation and plan builder as the streaming job, so its rows are
 the rows the streaming job emits for the same events once every window is final.
+
+:func:`replay_samples` reads Kafka instead: exactly the offsets a saved sample recorded
+(:mod:`workbench.sampling`), through Spark's Kafka batch source and the job's JVM decoder,
+so a notebook preview can be checked against a read that shares none of its Kafka code.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +34,7 @@ class ReplayResult:
     out: Path
     rejects: list[dict] = field(default_factory=list)
     spark_sql: str = ""
+    undecodable: int = 0  # Kafka records that did not decode (the job's dead letters)
 
 
 def replay(
@@ -69,6 +74,52 @@ def replay(
 
     rows = write_jsonl(plan.result, out)
     return ReplayResult(rows, Path(out), rejects, plan.translation.sql)
+
+
+def replay_samples(
+    spark: SparkSession,
+    samples: Sequence[str | Path],
+    out: str | Path,
+    *,
+    sql: str | None = None,
+    spec: DaggerSpec | None = None,
+) -> ReplayResult:
+    """Run ``sql`` (or ``spec``'s SQL) over the offsets of saved samples (one per table).
+
+    Records that do not decode are left out and counted, as the job's dead letters are.
+    """
+    from pyspark.sql import functions as F
+
+    from workbench.results import write_jsonl
+    from workbench.sampling import Sample, decoded_records, decoded_rows, registry_for
+
+    if (sql is None) == (spec is None):
+        raise ValueError("give exactly one of sql or spec")
+    inputs, counts, cached = [], [], []
+    for path in samples:
+        sample = Sample.load(path, read=False)
+        stream = spec.stream(sample.table) if spec else sample.stream
+        registry = registry_for([*(spec.schemas if spec else ()), *sample.schemas])
+        raw = spark.read.format("kafka").options(**sample.spark_options()).load()
+        records = decoded_records(spark, raw, stream, registry).persist()
+        cached.append(records)
+        counts.append(records.where(F.col("_decoded.error").isNotNull()).count())
+        inputs.append(
+            engine.Input(sample.table, decoded_rows(records), stream.event_timestamp_field)
+        )
+    plan = engine.build(
+        spark,
+        spec.sql if spec else sql or "",
+        inputs,
+        job="replay",
+        rowtime=spec.rowtime_attribute if spec else "rowtime",
+    )
+    try:
+        rows = write_jsonl(plan.result, out)
+    finally:
+        for frame in cached:
+            frame.unpersist()
+    return ReplayResult(rows, Path(out), [], plan.translation.sql, sum(counts))
 
 
 def _split_untimed(frame: DataFrame, event_field: str, path: str) -> tuple[DataFrame, list[dict]]:

@@ -1,0 +1,136 @@
+"""The Dagger Workbench kernel: installed into a temporary prefix, listed by Jupyter, started
+for real through jupyter_client, and running the magics over a sample of the real broker."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from geo_reference import surge_windows
+from streaming import SURGE_SQL, new_topic, publish_events
+
+from workbench.cli import main
+from workbench.kernel import DISPLAY_NAME, KERNEL_NAME
+
+TIMEOUT = 300
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, kafka_broker):
+    prefix = tmp_path_factory.mktemp("prefix")
+    servers = f"WORKBENCH_BOOTSTRAP_SERVERS={kafka_broker.bootstrap}"
+    assert main(["kernel", "install", "--prefix", str(prefix), "--env", servers]) == 0
+    return prefix / "share" / "jupyter"
+
+
+@pytest.fixture(scope="module")
+def kernel(installed):
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    specs = KernelSpecManager(kernel_dirs=[str(installed / "kernels")])
+    manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
+    manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=TIMEOUT)
+        yield client
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)
+
+
+def execute(client, code: str) -> tuple[dict, list[dict]]:
+    """Run ``code``; the execute reply and every output message's content."""
+    msg_id = client.execute(code)
+    outputs = []
+    while True:
+        msg = client.get_iopub_msg(timeout=TIMEOUT)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind = msg["msg_type"]
+        if kind == "status" and msg["content"]["execution_state"] == "idle":
+            break
+        if kind in ("execute_result", "display_data", "stream", "error"):
+            outputs.append(msg["content"] | {"output_type": kind})
+    reply = client.get_shell_msg(timeout=TIMEOUT)
+    return reply["content"], outputs
+
+
+def test_jupyter_lists_the_kernel(installed):
+    listed = subprocess.run(
+        [str(Path(sys.executable).parent / "jupyter"), "kernelspec", "list", "--json"],
+        env={"JUPYTER_PATH": str(installed), "PATH": str(Path(sys.executable).parent)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    spec = json.loads(listed.stdout)["kernelspecs"][KERNEL_NAME]["spec"]
+    assert spec["display_name"] == DISPLAY_NAME
+    assert spec["argv"][:3] == [sys.executable, "-m", "ipykernel_launcher"]
+    assert "--ext=workbench.notebook" in spec["argv"]
+
+
+def test_magics_in_a_real_kernel(kernel, kafka_broker):
+    topic = new_topic(kafka_broker.bootstrap, "kernel", partitions=2)
+    sent = publish_events(kafka_broker.bootstrap, topic, 800, seed=41, malformed=0.01)
+
+    reply, outputs = execute(kernel, "%dagger_streams")
+    assert reply["status"] == "ok", outputs
+    shown = outputs[-1]["data"]["text/html"]
+    assert "booking" in shown and html.escape(kafka_broker.bootstrap) in shown  # --env reached it
+
+    setup = (
+        "import workbench.notebook as wb\n"
+        f"wb.add_stream('booking', 'BookingLogMessage', topics=['{topic}'])\n"
+        "wb.sample('booking', last=10_000, progress=False)"
+    )
+    reply, outputs = execute(kernel, setup)
+    assert reply["status"] == "ok", outputs
+
+    reply, outputs = execute(kernel, f"%%dagger\n{SURGE_SQL}")
+    assert reply["status"] == "ok", outputs
+    result = next(o for o in outputs if o["output_type"] == "execute_result")["data"]
+    expected = surge_windows(sent.events)
+    summary = result["text/plain"].splitlines()[0]
+    assert summary.startswith(f"{len(expected):,} rows in ")
+    assert f"from 800 sample records: {len(sent.events)} decoded, {sent.malformed} undecodable" in (
+        summary
+    )
+    assert shown_rows(result["text/html"]) == expected_rows(expected)[:50]
+
+    reply, outputs = execute(kernel, "%%dagger\nSELECT nope FROM booking")
+    assert reply["status"] == "error" and reply["ename"] == "SqlError"
+    assert "Line 1, Col: 8." in outputs[-1]["traceback"][0]
+
+
+def shown_rows(page: str) -> list[tuple]:
+    """The rows of the first HTML table: (s2 cell, vehicle, bookings, customers, window end)."""
+    body = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    rows = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        cells = re.findall(r"<td>(.*?)</td>", tr, re.S)
+        rows.append((cells[0], cells[1], int(cells[2]), int(cells[3]), cells[4]))
+    return rows
+
+
+def expected_rows(windows: dict) -> list[tuple]:
+    from datetime import UTC, datetime
+
+    rows = [
+        (
+            cell,
+            vehicle,
+            n,
+            unique,
+            datetime.fromtimestamp(end / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S"),
+        )
+        for (cell, vehicle, end), (n, unique) in windows.items()
+    ]
+    return sorted(rows)  # replay's order: every column ascending

@@ -1,0 +1,114 @@
+"""Preview over samples of a real broker, against two independent answers.
+
+* ``geo_reference.surge_windows`` over the events the test published (plain Python);
+* ``workbench replay --sample`` over the sample's saved offsets: Spark's Kafka batch source
+  rather than confluent-kafka, sharing only the translation and the decoder.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+from geo_reference import surge_windows
+from streaming import SURGE_SQL, new_topic, publish_events, surge_rows, surge_spec
+
+from workbench.cli import main
+from workbench.exceptions import SqlError
+from workbench.preview import preview
+from workbench.sampling import sample
+from workbench.schemas import default_registry
+
+MESSAGE = "esb.booking.BookingLogMessage"
+
+
+@pytest.fixture(scope="module")
+def surge(kafka_broker, tmp_path_factory):
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "preview", partitions=3)
+    sent = publish_events(bootstrap, topic, 3000, seed=21, malformed=0.01, late_fraction=0.03)
+    spec = surge_spec(bootstrap, topic, tmp_path_factory.mktemp("surge"), sinks=[])
+    whole = sample(spec, last=1_000_000)
+    return {"spec": spec, "sent": sent, "sample": whole, "topic": topic}
+
+
+def test_preview_equals_the_reference_computation(spark, surge):
+    sent = surge["sent"]
+    got = preview(surge["spec"], {"booking": surge["sample"]}, spark=spark)
+    assert surge_rows(got.rows.to_dict("records")) == surge_windows(sent.events)
+    assert got.counts["records"] == sent.sent == 3000
+    assert got.counts["undecodable"] == sent.malformed > 0
+    assert got.counts["decoded"] == len(sent.events)
+    assert got.counts["rows"] == len(got.rows) > 0
+    assert "dagger_s2id" in got.spark_sql.lower() or "s2" in got.spark_sql.lower()
+    assert got.elapsed_s > 0
+
+
+def test_preview_equals_replay_over_the_sample_offsets(spark, surge, tmp_path):
+    part = sample(surge["spec"], last=400)  # a part of the topic: offsets matter
+    assert 0 < len(part) < surge["sent"].sent
+    saved = part.save(tmp_path / "sample.json")
+    spec_file = tmp_path / "surge.yaml"
+    spec_file.write_text(surge["spec"].to_yaml())
+    out = tmp_path / "replay.jsonl"
+
+    got = preview(surge["spec"], part, spark=spark)
+    assert main(["replay", str(spec_file), "--sample", str(saved), "--out", str(out)]) == 0
+
+    replayed = [json.loads(line) for line in out.read_text().splitlines()]
+    assert surge_rows(got.rows.to_dict("records")) == surge_rows(replayed)
+    assert list(got.rows.columns) == list(replayed[0])
+    assert [_plain(r) for r in got.rows.to_dict("records")] == replayed  # same order too
+
+
+def _plain(row: dict) -> dict:
+    out = {}
+    for key, value in row.items():
+        if isinstance(value, datetime):
+            value = value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+        out[key] = value.item() if hasattr(value, "item") else value
+    return out
+
+
+def test_late_records_follow_arrival_order(spark, surge):
+    """Late = event time more than the delay behind the latest event time seen before it
+    (Kafka timestamp, partition, offset order), decoded here with Python's protobuf."""
+    from google.protobuf.message import DecodeError
+
+    records = sorted(surge["sample"].records, key=lambda r: (r.timestamp, r.partition, r.offset))
+    cls = default_registry().message_class(MESSAGE)
+    latest, late = None, 0
+    for record in records:
+        try:
+            message = cls.FromString(record.value)
+        except DecodeError:
+            continue
+        if not message.HasField("event_timestamp"):
+            continue
+        ms = message.event_timestamp.ToMilliseconds()
+        if latest is not None and ms < latest - 10_000:
+            late += 1
+        latest = ms if latest is None else max(latest, ms)
+    got = preview(surge["spec"], surge["sample"], spark=spark)
+    assert got.counts["late"] == late > 0
+    assert preview(SURGE_SQL, surge["sample"], spark=spark, watermark="1h").counts["late"] == 0
+
+
+def test_rendering_and_chart(spark, surge):
+    got = preview(surge["spec"], surge["sample"], spark=spark)
+    html = got._repr_html_()
+    first = got.rows.iloc[0]
+    assert f"<td>{first['tag_s2id']}</td>" in html and "undecodable" in html
+    chart = got.chart("bookings")
+    per_window = got.rows.groupby("window_timestamp")["bookings"].sum()
+    assert chart.data["bookings"].to_dict() == per_window.to_dict()
+    assert "<svg" in chart._repr_svg_()
+    by_vehicle = got.chart("bookings", by="tag_vehicle_type", top=2)
+    assert len(by_vehicle.data.columns) == 2
+
+
+def test_bad_sql_names_line_and_column(spark, surge):
+    with pytest.raises(SqlError) as err:
+        preview("SELECT pickup_lat,\n  no_such_field\nFROM booking", surge["sample"], spark=spark)
+    assert (err.value.line, err.value.column) == (2, 3)

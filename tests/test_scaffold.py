@@ -1,0 +1,37 @@
+"""The shipped notebooks are built from code: the files in the repository are current, and
+``workbench new`` makes a notebook from the template without overwriting anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from workbench.cli import main
+from workbench.exceptions import WorkbenchError
+from workbench.scaffold import KERNEL, generated, new
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("path", sorted(generated(ROOT)), ids=lambda p: p.name)
+def test_shipped_notebook_is_current(path):
+    nb = generated(ROOT)[path]
+    assert path.read_text(encoding="utf-8") == nbformat.writes(nb) + "\n", (
+        "regenerate with: python -m workbench.scaffold"
+    )
+
+
+def test_new_makes_a_parameterised_notebook_and_never_overwrites(tmp_path):
+    assert main(["new", "eta-delays", "--dir", str(tmp_path)]) == 0
+    nb = nbformat.read(tmp_path / "eta-delays.ipynb", as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec == KERNEL
+    parameters = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(parameters) == 1
+    for name in ("mode", "streams", "sinks", "checkpoint"):
+        assert f"\n{name} = " in "\n" + parameters[0].source
+    assert "name = 'eta-delays'" in parameters[0].source
+    with pytest.raises(WorkbenchError, match="exists"):
+        new("eta-delays", tmp_path)

@@ -1,0 +1,280 @@
+"""The workbench in a notebook: streams, schemas, samples, previews and the ``%%dagger`` magic.
+
+    import workbench.notebook as wb
+    wb.use("my-dagger.yaml")              # its streams become known (the bundled ones are)
+    wb.streams()                          # table, message, topics, servers, current sample
+    wb.schema("BookingLogMessage")        # a message's field tree
+    wb.sample("booking", last=1000)       # becomes the current sample of table 'booking'
+    wb.preview("SELECT ... FROM booking") # over the current samples: a results table
+
+or, after ``%load_ext workbench.notebook`` (the workbench kernel loads it):
+``%dagger_streams``, ``%dagger_schema MESSAGE`` and a ``%%dagger`` cell holding dagger SQL
+(see :mod:`workbench.notebook.magics`).
+
+State is per kernel: the known streams (by table), the current samples (:data:`samples`,
+table → :class:`~workbench.sampling.Sample`) and the last preview. ``connect(servers)``
+(or ``$WORKBENCH_BOOTSTRAP_SERVERS``) points every stream at other Kafka servers, as
+``workbench run --bootstrap-servers`` does. Unknown tables and messages raise
+:class:`~workbench.exceptions.UnknownNameError` naming the known ones.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.exceptions import UnknownNameError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import SparkSession
+
+    from workbench.preview import Preview
+    from workbench.sampling import Sample
+    from workbench.schemas.registry import FieldInfo
+    from workbench.spec import DaggerSpec, StreamSpec
+
+BOOTSTRAP_ENV = "WORKBENCH_BOOTSTRAP_SERVERS"
+DEFAULT_LAST = 1000
+
+#: The current sample of each table: what previews and ``%%dagger`` run over.
+samples: dict[str, Sample] = {}
+_streams: dict[str, tuple[StreamSpec, tuple[str, ...]]] = {}  # table → (stream, schemas)
+_state: dict[str, Any] = {"spec": None, "bootstrap": None, "preview": None, "bundled": False}
+
+
+def spark() -> SparkSession:
+    """The kernel's Spark session, started on first use (jars, UDFs, ``local[2]`` unless
+    ``$WORKBENCH_SPARK_MASTER`` says otherwise)."""
+    from workbench.spark import session
+
+    return session(app_name="dagger-workbench-notebook")
+
+
+def connect(servers: str | None) -> None:
+    """Read every stream from ``servers`` (None: back to each stream's own)."""
+    _state["bootstrap"] = servers
+
+
+def bootstrap_for(stream: StreamSpec) -> str:
+    return _state["bootstrap"] or os.environ.get(BOOTSTRAP_ENV) or stream.bootstrap_servers
+
+
+def use(spec: DaggerSpec | str | Path) -> DaggerSpec:
+    """Make ``spec`` (or the spec file) the current spec; its streams become known."""
+    from workbench import spec as spec_module
+
+    if isinstance(spec, str | Path):
+        spec = spec_module.load(spec)
+    for stream in spec.streams:
+        _streams[stream.table] = (stream, tuple(spec.schemas))
+    _state["spec"] = spec
+    return spec
+
+
+def current_spec() -> DaggerSpec | None:
+    return _state["spec"]
+
+
+def add_stream(table: str, message: str, **keys: Any) -> StreamSpec:
+    """Know a stream without a spec: ``add_stream("booking", "BookingLogMessage",
+    topics=["booking-log"])``; ``keys`` are stream keys of the spec."""
+    from workbench.spec import parse
+
+    stream = parse(
+        {"name": "notebook", "sql": "-", "streams": [{"table": table, "message": message, **keys}]}
+    ).streams[0]
+    _streams[table] = (stream, ())
+    return stream
+
+
+def _known() -> dict[str, tuple[StreamSpec, tuple[str, ...]]]:
+    if not _state["bundled"]:
+        from workbench.paths import PACKAGE_DIR
+        from workbench.spec import load
+
+        _state["bundled"] = True
+        for path in sorted((PACKAGE_DIR / "data" / "daggers").glob("*.yaml")):
+            for stream in (spec := load(path)).streams:
+                _streams.setdefault(stream.table, (stream, tuple(spec.schemas)))
+    return _streams
+
+
+def stream(table: str) -> StreamSpec:
+    known = _known()
+    if table not in known:
+        raise UnknownNameError("stream", table, known, where="(add it with use() or add_stream())")
+    return known[table][0]
+
+
+def streams() -> pd.DataFrame:
+    """The known streams, one row each, with their current sample."""
+    import pandas as pd
+
+    rows = [
+        {
+            "table": table,
+            "message": s.message,
+            "topics": ", ".join(s.topics) if s.topics else f"/{s.topic_pattern}/",
+            "bootstrap_servers": bootstrap_for(s),
+            "event_timestamp_field": s.event_timestamp_field,
+            "sample": samples[table].describe() if table in samples else "",
+        }
+        for table, (s, _) in sorted(_known().items())
+    ]
+    return pd.DataFrame(rows, columns=["table", "message", "topics", "bootstrap_servers",
+                                       "event_timestamp_field", "sample"])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A message's field tree; renders as text and as a nested list."""
+
+    message: str
+    file: str
+    fields: list[FieldInfo]
+
+    def lines(self) -> list[str]:
+        out = [f"{self.message}  ({self.file})"]
+
+        def walk(fields: list[FieldInfo], indent: str) -> None:
+            for f in fields:
+                label = "repeated " if f.repeated else ""
+                out.append(f"{indent}{f.number:>3}  {f.name}: {label}{f.type}")
+                walk(f.children, indent + "     ")
+
+        walk(self.fields, "  ")
+        return out
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_html_(self) -> str:
+        import html
+
+        def items(fields: list[FieldInfo]) -> str:
+            return "".join(
+                f"<li><code>{html.escape(f.name)}</code>: "
+                f"{'repeated ' if f.repeated else ''}{html.escape(f.type)} ({f.number})"
+                f"{'<ul>' + items(f.children) + '</ul>' if f.children else ''}</li>"
+                for f in fields
+            )
+
+        return f"<b>{html.escape(self.message)}</b><ul>{items(self.fields)}</ul>"
+
+
+def schema(message: str) -> Schema:
+    """The field tree of ``message`` (full, Java class or unique simple name)."""
+    from workbench.sampling import registry_for
+
+    extra = [x for _, schemas in _known().values() for x in schemas]
+    registry = registry_for(dict.fromkeys(extra))
+    descriptor = registry.descriptor(message)
+    return Schema(descriptor.full_name, descriptor.file.name, registry.fields(message))
+
+
+def sample(
+    table: str,
+    *,
+    last: int | None = None,
+    start: Any = None,
+    end: Any = None,
+    tail_s: float | None = None,
+    bootstrap: str | None = None,
+    progress: bool = True,
+) -> Sample:
+    """Sample ``table``'s stream (``last`` defaults to 1000 per partition) with a progress
+    bar; it becomes the table's current sample."""
+    from workbench import sampling
+    from workbench.notebook.progress import bar
+
+    chosen = stream(table)
+    if last is None and start is None and end is None and tail_s is None:
+        last = DEFAULT_LAST
+    shown = bar(f"sampling {table}") if progress else None
+    taken = sampling.sample(
+        chosen,
+        bootstrap=bootstrap or bootstrap_for(chosen),
+        last=last,
+        start=start,
+        end=end,
+        tail_s=tail_s,
+        progress=shown,
+        schemas=_known()[table][1],
+    )
+    if shown is not None:
+        shown.close(f"{len(taken):,} records")
+    samples[table] = taken
+    return taken
+
+
+def load_sample(path: str | Path) -> Sample:
+    """Read a saved sample's offsets again; it becomes its table's current sample."""
+    from workbench.notebook.progress import bar
+    from workbench.sampling import Sample
+
+    shown = bar(f"sampling {Path(path).name}")
+    taken = Sample.load(path, progress=shown)
+    shown.close(f"{len(taken):,} records")
+    samples[taken.table] = taken
+    _streams.setdefault(taken.table, (taken.stream, taken.schemas))
+    return taken
+
+
+def current_samples(tables: list[str] | None = None) -> dict[str, Sample]:
+    """The current samples, or those of ``tables`` (each must have one)."""
+    if tables is None:
+        return dict(samples)
+    for table in tables:
+        if table not in samples:
+            raise UnknownNameError("sample", table, samples, where="(take one with sample())")
+    return {t: samples[t] for t in tables}
+
+
+def preview(
+    sql: DaggerSpec | str | None = None,
+    *,
+    tables: list[str] | None = None,
+    watermark: str | int | None = None,
+    emit: str | None = None,
+) -> Preview:
+    """Run dagger SQL (default: the current spec's) over the current samples, as a batch."""
+    from workbench.preview import preview as run_preview
+
+    query = sql if sql is not None else current_spec()
+    if query is None:
+        raise UnknownNameError("spec", "(none)", [], where="give SQL, or use() a spec first")
+    spec = current_spec()
+    if isinstance(query, str) and spec is not None and watermark is None:
+        watermark = spec.watermark_delay_ms
+    result = run_preview(
+        query, current_samples(tables), spark=spark(), watermark=watermark, emit=emit
+    )
+    _state["preview"] = result
+    return result
+
+
+def last_preview() -> Preview | None:
+    return _state["preview"]
+
+
+def reset() -> None:
+    """Forget the current samples, spec, streams and connection (not Spark's session)."""
+    samples.clear()
+    _streams.clear()
+    _state.update(spec=None, bootstrap=None, preview=None, bundled=False)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext workbench.notebook``: the ``%%dagger`` magics and clean workbench errors."""
+    from workbench.notebook.magics import register
+
+    register(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from workbench.notebook.magics import unregister
+
+    unregister(ipython)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.paths import subdir
-from workbench.sources.kafka import DEAD, DEAD_LETTER_DDL
+from workbench.sources.kafka import DEAD_LETTER_DDL, DECODED
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -43,7 +43,7 @@ def describe(spec: DaggerSpec) -> str:
 
 def observed(spark: SparkSession, query: StreamingQuery, tables: Iterable[str]) -> DataFrame | None:
     """The dead letters of ``query``'s current micro-batch (``None`` if there are none),
-    from the ``dead_<table>`` metrics its plan observed. Call it inside foreachBatch, after
+    from the ``decoded_<table>`` metrics its plan observed. Call it inside foreachBatch, after
     the batch has been computed. A record observed twice (a retried task) appears once."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType
@@ -51,9 +51,9 @@ def observed(spark: SparkSession, query: StreamingQuery, tables: Iterable[str]) 
     metrics = query._jsq.streamingQuery().lastExecution().observedMetrics()  # type: ignore[attr-defined]
     texts = []
     for table in tables:
-        found = metrics.get(f"{DEAD}{table}")
-        if found.isDefined() and found.get().getLong(0) > 0:
-            texts.append((found.get().getString(1),))
+        found = metrics.get(f"{DECODED}{table}")
+        if found.isDefined() and found.get().getAs("dead") > 0:
+            texts.append((found.get().getAs("letters"),))
     if not texts:
         return None
     letter = spark.createDataFrame([], DEAD_LETTER_DDL).schema

@@ -6,7 +6,7 @@ are excluded, so nothing is loaded twice).
 
 :func:`open_stream` reads one spec stream into ``rows``: the decoded message fields plus
 :data:`METADATA` columns. The records that did not decode (or had no event time) leave
-the plan as an observed metric, ``dead_<table>``: their count and, as JSON, each one's
+the plan in an observed metric, ``decoded_<table>``: their count and, as JSON, each one's
 topic, partition, offset, Kafka timestamp, key, raw bytes and error. So each micro-batch
 scans Kafka and decodes once; :mod:`workbench.deadletters` turns the metric back into rows.
 """
@@ -49,10 +49,9 @@ METADATA = {
     "kafka_timestamp": "timestamp",
 }
 
-#: Prefix of the observed metric counting each stream's decoded records per micro-batch.
+#: Prefix of each stream's observed metric per micro-batch: ``rows`` (decoded records),
+#: ``dead`` (records that did not decode) and ``letters`` (those records, as JSON).
 DECODED = "decoded_"
-#: Prefix of the observed metric carrying each stream's dead letters per micro-batch.
-DEAD = "dead_"
 #: The columns of a dead letter (Spark DDL).
 DEAD_LETTER_DDL = (
     "table STRING, topic STRING, partition INT, offset BIGINT, kafka_timestamp TIMESTAMP, "
@@ -142,14 +141,16 @@ def open_stream(
         "value",
         F.col("_decoded.error").alias("error"),
     )
+    # One observed metric per stream, right over the decoder: the projections above it
+    # stay prunable to the columns the SQL reads.
     rows = (
         records.observe(
-            f"{DEAD}{stream.table}",
-            F.count(F.when(bad, 1)).alias("count"),
+            f"{DECODED}{stream.table}",
+            F.count(F.when(~bad, 1)).alias("rows"),
+            F.count(F.when(bad, 1)).alias("dead"),
             F.to_json(F.collect_list(F.when(bad, letter))).alias("letters"),
         )
         .where(~bad)
         .select("_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items()))
-        .observe(f"{DECODED}{stream.table}", F.count(F.lit(1)).alias("rows"))
     )
     return StreamFrames(stream.table, rows)

@@ -15,15 +15,18 @@ in :mod:`workbench.sinks.transactional`). Either way a dead letter is written on
 
 from __future__ import annotations
 
+import base64
+import json
+import shutil
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.paths import subdir
-from workbench.sources.kafka import DEAD_LETTER_DDL, DECODED
+from workbench.sources.kafka import DECODED
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
     from workbench.sinks.registry import SinkContext
@@ -41,28 +44,44 @@ def describe(spec: DaggerSpec) -> str:
     return f"parquet {dead.path or default_path(spec.name)}"
 
 
-def observed(spark: SparkSession, query: StreamingQuery, tables: Iterable[str]) -> DataFrame | None:
-    """The dead letters of ``query``'s current micro-batch (``None`` if there are none),
-    from the ``decoded_<table>`` metrics its plan observed. Call it inside foreachBatch, after
-    the batch has been computed. A record observed twice (a retried task) appears once."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType
-
+def _metrics(query: StreamingQuery, tables: Iterable[str]) -> list:
+    """The ``decoded_<table>`` metrics (JVM rows) of ``query``'s current micro-batch."""
     metrics = query._jsq.streamingQuery().lastExecution().observedMetrics()  # type: ignore[attr-defined]
-    texts = []
-    for table in tables:
-        found = metrics.get(f"{DECODED}{table}")
-        if found.isDefined() and found.get().getAs("dead") > 0:
-            texts.append((found.get().getAs("letters"),))
-    if not texts:
-        return None
-    letter = spark.createDataFrame([], DEAD_LETTER_DDL).schema
-    return (
-        spark.createDataFrame(texts, "letters STRING")
-        .select(F.explode(F.from_json("letters", ArrayType(letter))).alias("d"))
-        .select("d.*")
-        .dropDuplicates(["topic", "partition", "offset"])
-    )
+    found = (metrics.get(f"{DECODED}{table}") for table in tables)
+    return [f.get() for f in found if f.isDefined()]
+
+
+def observed_count(query: StreamingQuery, tables: Iterable[str]) -> int:
+    """How many records of ``query``'s current micro-batch did not decode."""
+    return sum(int(row.getAs("dead")) for row in _metrics(query, tables))
+
+
+def observed(query: StreamingQuery, tables: Iterable[str]) -> list[dict[str, Any]]:
+    """The dead letters of ``query``'s current micro-batch, from the ``decoded_<table>``
+    metrics its plan observed, as plain rows (no Spark job). Call it inside foreachBatch,
+    after the batch has been computed. A record observed twice (a retried task) is kept once."""
+    letters: dict[tuple[str, int, int], dict[str, Any]] = {}
+    for metric in _metrics(query, tables):
+        if metric.getAs("dead") > 0:
+            for item in json.loads(metric.getAs("letters")):
+                letter = _letter(item)
+                letters[(letter["topic"], letter["partition"], letter["offset"])] = letter
+    return list(letters.values())
+
+
+def _letter(item: dict[str, Any]) -> dict[str, Any]:
+    """One dead letter from Spark's JSON (binary as base64, timestamps ISO-8601)."""
+    key, value, stamp = item.get("key"), item.get("value"), item.get("kafka_timestamp")
+    return {
+        "table": item["table"],
+        "topic": item["topic"],
+        "partition": int(item["partition"]),
+        "offset": int(item["offset"]),
+        "kafka_timestamp": None if stamp is None else datetime.fromisoformat(stamp),
+        "key": None if key is None else base64.b64decode(key),
+        "value": None if value is None else base64.b64decode(value),
+        "error": item["error"],
+    }
 
 
 def _topic(job: str) -> str:
@@ -84,37 +103,56 @@ class DeadLetterWriter:
                 f"dagger-{spec.name}-dead-letters",
             )
 
-    def write(self, batch: DataFrame, batch_id: int) -> int:
+    def write(self, letters: list[dict[str, Any]], batch_id: int) -> int:
+        """Write one micro-batch's dead letters (:func:`observed`); a replayed batch id
+        overwrites its folder or is skipped as a committed transaction."""
         query = self.ctx.query_id
         if self._kafka is not None:
             if self._kafka.committed(query, batch_id):
                 return 0
-            records = (
-                (
-                    None if row["key"] is None else bytes(row["key"]),
-                    None if row["value"] is None else bytes(row["value"]),
-                    [
-                        ("dlq.table", row["table"].encode()),
-                        ("dlq.topic", row["topic"].encode()),
-                        ("dlq.partition", str(row["partition"]).encode()),
-                        ("dlq.offset", str(row["offset"]).encode()),
-                        ("dlq.kafka_timestamp", row["kafka_timestamp"].isoformat().encode()),
-                        ("dlq.error", row["error"].encode()),
-                    ],
-                )
-                for row in batch.toLocalIterator()
-            )
-            return self._kafka.write(records, query, batch_id)
-        batch = batch.persist()
-        try:
-            count = batch.count()
-            if count:
-                folder = self.path / f"run={query}" / f"batch={batch_id}"
-                batch.write.mode("overwrite").parquet(str(folder))
-            return count
-        finally:
-            batch.unpersist()
+            return self._kafka.write((_kafka_record(x) for x in letters), query, batch_id)
+        folder = self.path / f"run={query}" / f"batch={batch_id}"
+        shutil.rmtree(folder, ignore_errors=True)
+        if letters:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            folder.mkdir(parents=True)
+            table = pa.Table.from_pylist(letters, schema=_arrow_schema())
+            pq.write_table(table, folder / "part-00000.parquet")
+        return len(letters)
 
     def close(self) -> None:
         if self._kafka is not None:
             self._kafka.close()
+
+
+def _kafka_record(letter: dict[str, Any]) -> tuple[bytes | None, bytes | None, list]:
+    """The raw bytes as the value; where they came from and the error as ``dlq.*`` headers."""
+    stamp = letter["kafka_timestamp"]
+    headers = [
+        ("dlq.table", letter["table"]),
+        ("dlq.topic", letter["topic"]),
+        ("dlq.partition", str(letter["partition"])),
+        ("dlq.offset", str(letter["offset"])),
+        ("dlq.kafka_timestamp", "" if stamp is None else stamp.isoformat()),
+        ("dlq.error", letter["error"]),
+    ]
+    return letter["key"], letter["value"], [(k, v.encode()) for k, v in headers]
+
+
+def _arrow_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("table", pa.string()),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("offset", pa.int64()),
+            ("kafka_timestamp", pa.timestamp("us", tz="UTC")),
+            ("key", pa.binary()),
+            ("value", pa.binary()),
+            ("error", pa.string()),
+        ]
+    )

@@ -162,8 +162,8 @@ class StreamingJob:
                     self.totals.add_written(config.describe(), writer.write(batch, batch_id))
                 batch.count()  # computed (so its dead letters observed), whatever the writers did
                 query = next(q for q in self.spark.streams.active if q.name == name)
-                letters = deadletters.observed(self.spark, query, tables)
-                if letters is not None:
+                letters = deadletters.observed(query, tables)
+                if letters:
                     self.totals.dead_letters += dead_writer.write(letters, batch_id)
             finally:
                 batch.unpersist()

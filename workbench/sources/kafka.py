@@ -52,11 +52,6 @@ METADATA = {
 #: Prefix of each stream's observed metric per micro-batch: ``rows`` (decoded records),
 #: ``dead`` (records that did not decode) and ``letters`` (those records, as JSON).
 DECODED = "decoded_"
-#: The columns of a dead letter (Spark DDL).
-DEAD_LETTER_DDL = (
-    "table STRING, topic STRING, partition INT, offset BIGINT, kafka_timestamp TIMESTAMP, "
-    "key BINARY, value BINARY, error STRING"
-)
 
 
 def connector_jars() -> list[Path]:

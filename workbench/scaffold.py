@@ -103,9 +103,11 @@ def example(ex: Example) -> Any:
     stream = spec.streams[0]
     topic = (stream.topics or ["events"])[0]
     cells = [
-        _md(f"# {ex.title}\n\n{ex.story}\n\nRun it top to bottom: it starts the local Kafka "
+        _md(
+            f"# {ex.title}\n\n{ex.story}\n\nRun it top to bottom: it starts the local Kafka "
             "broker if `bootstrap_servers` is `None`, publishes seeded demo events, samples the "
-            "topic and previews the dagger over the sample."),  # fmt: skip
+            "topic and previews the dagger over the sample."
+        ),  # fmt: skip
         _code(
             f"""
 bootstrap_servers = None  # None: the local broker (workbench dev kafka up)

@@ -128,16 +128,23 @@ def cold_run(kernel_dirs: Path, topic: str) -> dict[str, float]:
     return {"ready": ready, "sample": sampled, "first": first, "total": total, "summary": summary}
 
 
-def warm_runs(kernel_dirs: Path, topic: str, repeat: int) -> tuple[list[float], list[dict]]:
+#: The baseline in the same warm kernel: the smallest Spark job there is, shown as a table.
+BASELINE_CELL = "wb.spark().range(1).toPandas()"
+
+
+def warm_runs(
+    kernel_dirs: Path, topic: str, repeat: int
+) -> tuple[list[float], list[float], list[dict]]:
     with kernel(kernel_dirs) as client:
         execute(client, setup_cell(topic))
         execute(client, f"%%dagger\n{SURGE_SQL}")  # Spark up, the decoded sample cached
         cells = [execute(client, f"%%dagger\n{SURGE_SQL}")[0] for _ in range(repeat)]
+        baseline = [execute(client, BASELINE_CELL)[0] for _ in range(repeat)]
         inside = []
         for _ in range(repeat):
             _, data = execute(client, TIMED_CELL.format(sql=SURGE_SQL))
             inside.append(json.loads(data["text/plain"].strip().splitlines()[-1]))
-    return cells, inside
+    return cells, baseline, inside
 
 
 def run(args: argparse.Namespace) -> bool:
@@ -156,13 +163,15 @@ def run(args: argparse.Namespace) -> bool:
             )
             kernels = install_kernel(root, broker.bootstrap)
             colds = [cold_run(kernels, topic) for _ in range(args.cold)]
-            cells, inside = warm_runs(kernels, topic, args.repeat)
+            cells, baseline, inside = warm_runs(kernels, topic, args.repeat)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return report(colds, cells, inside)
+    return report(colds, cells, baseline, inside)
 
 
-def report(colds: list[dict], cells: list[float], inside: list[dict]) -> bool:
+def report(
+    colds: list[dict], cells: list[float], baseline: list[float], inside: list[dict]
+) -> bool:
     print(f"\npreview of the surge SQL over {inside[0]['records']:,} sampled bookings "
           f"({inside[0]['rows']:,} result rows):")  # fmt: skip
     for i, cold in enumerate(colds, 1):
@@ -177,6 +186,11 @@ def report(colds: list[dict], cells: list[float], inside: list[dict]) -> bool:
         f"  warm kernel: %%dagger to its table {median:.2f}s median, {min(cells):.2f}s best, "
         f"{max(cells):.2f}s worst of {len(cells)} (target <= {TARGET_WARM_S:g}s: "
         f"{'met' if ok else 'MISSED'})"
+    )
+    base = statistics.median(baseline)
+    print(
+        f"    baseline, the same kernel: {BASELINE_CELL} {base:.2f}s median; the preview is "
+        f"{median / base:.1f}x that; cold / warm: {colds[0]['total'] / median:.0f}x"
     )
     print(
         "    inside the kernel: preview() "

@@ -63,13 +63,7 @@ def replay(
         inputs.append(engine.Input(table, frame, event_field))
         rejects += [{"table": table, **r} for r in recording.rejects + untimed]
     _handle_rejects(rejects, rejects_path)
-    plan = engine.build(
-        spark,
-        spec.sql if spec else sql or "",
-        inputs,
-        job="replay",
-        rowtime=spec.rowtime_attribute if spec else "rowtime",
-    )
+    plan = _plan(spark, inputs, sql, spec)
     from workbench.results import write_jsonl
 
     rows = write_jsonl(plan.result, out)
@@ -107,19 +101,26 @@ def replay_samples(
         inputs.append(
             engine.Input(sample.table, decoded_rows(records), stream.event_timestamp_field)
         )
-    plan = engine.build(
-        spark,
-        spec.sql if spec else sql or "",
-        inputs,
-        job="replay",
-        rowtime=spec.rowtime_attribute if spec else "rowtime",
-    )
+    plan = _plan(spark, inputs, sql, spec)
     try:
         rows = write_jsonl(plan.result, out)
     finally:
         for frame in cached:
             frame.unpersist()
     return ReplayResult(rows, Path(out), [], plan.translation.sql, sum(counts))
+
+
+def _plan(
+    spark: SparkSession, inputs: list[engine.Input], sql: str | None, spec: DaggerSpec | None
+) -> engine.Plan:
+    """The replay's plan: the spec's SQL and rowtime name, or ``sql`` over ``rowtime``."""
+    return engine.build(
+        spark,
+        spec.sql if spec else sql or "",
+        inputs,
+        job="replay",
+        rowtime=spec.rowtime_attribute if spec else "rowtime",
+    )
 
 
 def _split_untimed(frame: DataFrame, event_field: str, path: str) -> tuple[DataFrame, list[dict]]:

@@ -70,6 +70,20 @@ def empty_frame() -> pd.DataFrame:
     )
 
 
+def points_frame(rows: list[tuple], store: str, nothing: str) -> pd.DataFrame:
+    """``(epoch ms, cell, service, value)`` rows as a store's frame; none is
+    :class:`StoreEmptyError` (``nothing`` says what was looked for)."""
+    import pandas as pd
+
+    from workbench.dashboard.errors import StoreEmptyError
+
+    if not rows:
+        raise StoreEmptyError(store, nothing)
+    frame = pd.DataFrame(rows, columns=["time", "cell", "service", "value"])
+    frame["time"] = pd.to_datetime(frame["time"], unit="ms", utc=True)
+    return frame.astype({"value": float})
+
+
 def rfc3339(moment: datetime) -> str:
     """A UTC timestamp for query languages (a naive datetime is UTC)."""
     from datetime import UTC

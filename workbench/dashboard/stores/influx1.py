@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.dashboard.errors import StoreEmptyError, StoreError
 from workbench.dashboard.stores import http
-from workbench.dashboard.stores.base import Layout, Query, rfc3339
+from workbench.dashboard.stores.base import Layout, Query, points_frame, rfc3339
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,8 +59,6 @@ class InfluxV1Store:
         return sorted({value for s in series for _, value in s["values"]})
 
     def read(self, query: Query) -> pd.DataFrame:
-        import pandas as pd
-
         lay = self.layout
         where = [
             f"time >= {literal(rfc3339(query.start))}",
@@ -79,15 +77,11 @@ class InfluxV1Store:
             for stamp, v in s["values"]
             if v is not None
         ]
-        if not rows:
-            raise StoreEmptyError(
-                self.describe(),
-                f"No '{query.metric}' results in measurement '{lay.measurement}' between "
-                f"{rfc3339(query.start)[:16]} and {rfc3339(query.end)[:16]} UTC.",
-            )
-        frame = pd.DataFrame(rows, columns=["time", "cell", "service", "value"])
-        frame["time"] = pd.to_datetime(frame["time"], unit="ms", utc=True)
-        return frame.astype({"value": float})
+        nothing = (
+            f"No '{query.metric}' results in measurement '{lay.measurement}' between "
+            f"{rfc3339(query.start)[:16]} and {rfc3339(query.end)[:16]} UTC."
+        )
+        return points_frame(rows, self.describe(), nothing)
 
     def _query(self, influxql: str) -> list[dict[str, Any]]:
         params = {"q": influxql, "db": self.database, "epoch": "ms"}

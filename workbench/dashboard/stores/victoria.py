@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.dashboard.errors import StoreEmptyError
 from workbench.dashboard.stores import http
-from workbench.dashboard.stores.base import Layout, Query, epoch_ms, rfc3339
+from workbench.dashboard.stores.base import Layout, Query, epoch_ms, points_frame, rfc3339
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,8 +51,6 @@ class VictoriaMetricsStore:
         return sorted(self._label_values(self.layout.service_column))
 
     def read(self, query: Query) -> pd.DataFrame:
-        import pandas as pd
-
         lay = self.layout
         selector = [f"__name__={label_value(self._prefix + query.metric)}"]
         if query.service:
@@ -75,15 +72,11 @@ class VictoriaMetricsStore:
                 (t, cell, service, v)
                 for t, v in zip(item["timestamps"], item["values"], strict=True)
             ]
-        if not rows:
-            raise StoreEmptyError(
-                self.describe(),
-                f"No '{query.metric}' results (series {self._prefix}{query.metric}) between "
-                f"{rfc3339(query.start)[:16]} and {rfc3339(query.end)[:16]} UTC.",
-            )
-        frame = pd.DataFrame(rows, columns=["time", "cell", "service", "value"])
-        frame["time"] = pd.to_datetime(frame["time"], unit="ms", utc=True)
-        return frame.astype({"value": float})
+        nothing = (
+            f"No '{query.metric}' results (series {self._prefix}{query.metric}) between "
+            f"{rfc3339(query.start)[:16]} and {rfc3339(query.end)[:16]} UTC."
+        )
+        return points_frame(rows, self.describe(), nothing)
 
     def _label_values(self, label: str) -> list[str]:
         since = datetime.now(UTC) - timedelta(days=LOOKBACK_DAYS)  # default: the last day only

@@ -129,6 +129,10 @@ class _Publisher(threading.Thread):
             self.error = err
 
 
+#: How long the job may take to catch up once publishing stops (a loaded machine is slow).
+CATCH_UP_S = 240
+
+
 def _wait_for_windows(job: Any, publisher: _Publisher, parquet: Path, options: DemoOptions):
     """Wait until the publisher is done and Parquet holds every window the final watermark
     closes; returns those expected windows."""
@@ -140,7 +144,7 @@ def _wait_for_windows(job: Any, publisher: _Publisher, parquet: Path, options: D
     if publisher.error is not None:
         raise WorkbenchError(f"the demo's publisher failed: {publisher.error}")
     expected = expected_windows(publisher.published.events, job.spec.watermark_delay_ms)
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + CATCH_UP_S  # returns as soon as they are all there
     while time.monotonic() < deadline:
         job.poll()
         if len(_read(job, parquet)) >= len(expected):

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.generator import MESSAGES, Generator, Record, encode, malformed_bytes
-from workbench.infra.kafka import Broker, create_topics, free_ports
+from workbench.infra.kafka import Broker, create_topics
+from workbench.infra.ports import free_ports
 from workbench.producer import Published, publish
 from workbench.schemas.registry import SchemaRegistry, default_registry
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.infra.timeseries import InfluxServer, VictoriaMetrics, free_port
+from workbench.infra.ports import free_port
+from workbench.infra.timeseries import InfluxServer, VictoriaMetrics
 
 
 @pytest.fixture(scope="session")

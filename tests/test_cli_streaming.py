@@ -7,7 +7,7 @@ import sys
 
 from readback import kafka_messages
 
-from workbench.infra.kafka import free_ports
+from workbench.infra.ports import free_ports
 from workbench.schemas import default_registry
 
 

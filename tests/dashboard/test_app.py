@@ -13,7 +13,7 @@ from workbench.dashboard import notebook
 from workbench.dashboard.app import ALL_SERVICES, Dashboard
 from workbench.dashboard.config import DashboardConfig
 from workbench.exceptions import SpecError
-from workbench.infra.timeseries import free_port
+from workbench.infra.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

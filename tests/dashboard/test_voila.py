@@ -16,7 +16,8 @@ from surge_results import surge_rows, write_influx_v1
 
 from workbench.dashboard.config import DashboardConfig
 from workbench.dashboard.serve import start
-from workbench.infra.timeseries import InfluxServer, free_port
+from workbench.infra.ports import free_port
+from workbench.infra.timeseries import InfluxServer
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 LOOPBACK = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")

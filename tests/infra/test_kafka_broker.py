@@ -12,14 +12,8 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 
 from workbench.exceptions import SetupError, WorkbenchError
-from workbench.infra.kafka import (
-    HOST,
-    Broker,
-    create_topics,
-    delete_topics,
-    free_ports,
-    list_topics,
-)
+from workbench.infra.kafka import Broker, create_topics, delete_topics, list_topics
+from workbench.infra.ports import HOST, free_ports
 
 
 def unique(prefix: str) -> str:

@@ -16,7 +16,7 @@ import pytest
 from readback import influxql, vm_export
 
 from workbench.exceptions import SinkError
-from workbench.infra.timeseries import free_port
+from workbench.infra.ports import free_port
 from workbench.sinks.influx import InfluxConfig
 from workbench.sinks.influx_writer import InfluxWriter, epoch_ms, to_points
 

@@ -17,7 +17,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import SetupError, WorkbenchError
 from workbench.infra.maven import fetch
+from workbench.infra.ports import HOST, port_taken
 from workbench.paths import PACKAGE_DIR, subdir
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 KAFKA_VERSION = "3.9.2"
 #: Kafka 3.9 logs through slf4j 1.7; reload4j is the log4j 1.x its distribution ships.
 COORDINATES = (f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}", "org.slf4j:slf4j-reload4j:1.7.36")
-HOST = "127.0.0.1"
 JVM_OPTIONS = ("-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20")
 SERVER_PROPERTIES = PACKAGE_DIR / "data" / "kafka-server.properties"
 _LOG4J = """log4j.rootLogger=WARN, stdout
@@ -143,7 +143,7 @@ class Broker:
 
     def _launch(self) -> int:
         for port in (self.port, self.controller_port):
-            if _port_taken(port):
+            if port_taken(port):
                 raise SetupError(
                     f"Port {port} on {HOST} is taken by another process (another Kafka?). "
                     "Give the broker other ports: Broker(port=..., controller_port=...)."
@@ -276,19 +276,6 @@ def list_topics(bootstrap: str, timeout: float = 10.0) -> list[str]:
     return sorted(name for name in metadata.topics if not name.startswith("__"))
 
 
-def free_ports(count: int = 1) -> list[int]:
-    """``count`` distinct TCP ports on 127.0.0.1 that nothing listens on right now."""
-    with ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind((HOST, 0))
-        return [sock.getsockname()[1] for sock in sockets]
-
-
-def free_port() -> int:
-    return free_ports(1)[0]
-
-
 def _admin(bootstrap: str) -> AdminClient:
     from confluent_kafka.admin import AdminClient
 
@@ -367,16 +354,6 @@ def _process_running(pid: int, marker: str) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _port_taken(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return True
-    return False
 
 
 def _random_cluster_id() -> str:

@@ -10,7 +10,6 @@ server is also a context manager.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -20,25 +19,7 @@ from typing import ClassVar, Self
 import requests
 
 from workbench.exceptions import SetupError
-
-HOST = "127.0.0.1"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
-
-
-def _port_taken(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return True
-    return False
+from workbench.infra.ports import HOST, free_port, port_taken
 
 
 class _Server:
@@ -69,7 +50,7 @@ class _Server:
         if self.running:
             return self
         executable = self._executable()
-        if _port_taken(self.port):
+        if port_taken(self.port):
             raise SetupError(
                 f"Port {self.port} on {HOST} is taken by another process; "
                 f"give {self.title} another port."

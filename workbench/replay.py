@@ -85,7 +85,8 @@ def replay_samples(
     from pyspark.sql import functions as F
 
     from workbench.results import write_jsonl
-    from workbench.sampling import Sample, decoded_records, decoded_rows, registry_for
+    from workbench.sampling import Sample, registry_for
+    from workbench.sources.kafka import decoded_records, decoded_rows
 
     if (sql is None) == (spec is None):
         raise ValueError("give exactly one of sql or spec")

@@ -36,8 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.exceptions import SpecError, UnknownNameError
-from workbench.sources.kafka import METADATA
+from workbench.exceptions import UnknownNameError
+from workbench.sources.kafka import decoded_records, decoded_rows
 from workbench.sources.partitions import (
     PartitionReader,
     Progress,
@@ -289,39 +289,6 @@ def decode(
         decoded_rows(records), stats["records"], stats["decoded"],
         stats["records"] - stats["decoded"], list(stats["errors"]), records,
     )  # fmt: skip
-
-
-def decoded_records(
-    spark: SparkSession, raw: DataFrame, stream: StreamSpec, registry: SchemaRegistry
-) -> DataFrame:
-    """``raw`` with ``_decoded`` (struct<message, error>) in front, as the job's source has."""
-    from pyspark.sql import functions as F
-
-    from workbench.sources.protobuf import decoder
-
-    message = registry.resolve(stream.message)
-    decode_ = decoder(spark, registry, message, required_field=stream.event_timestamp_field)
-    clashes = sorted(set(METADATA) & set(registry_fields(registry, message)))
-    if clashes:
-        raise SpecError(
-            "streams[].message",
-            f"{message} has fields named {', '.join(clashes)}, which the Kafka metadata "
-            "columns use; rename them in the .proto",
-        )
-    return raw.select(decode_(F.col("value")).alias("_decoded"), *raw.columns)
-
-
-def decoded_rows(records: DataFrame) -> DataFrame:
-    """The records that decoded: message fields plus the ``kafka_*`` metadata columns."""
-    from pyspark.sql import functions as F
-
-    return records.where(F.col("_decoded.error").isNull()).select(
-        "_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items())
-    )
-
-
-def registry_fields(registry: SchemaRegistry, message: str) -> list[str]:
-    return [f.name for f in registry.descriptor(message).fields]
 
 
 # --- taking a sample --------------------------------------------------------------------

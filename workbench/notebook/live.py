@@ -226,7 +226,12 @@ class LivePreview:
 
         if self._stopping.is_set():
             return
-        rows: pd.DataFrame = batch.limit(self.max_rows + 1).toPandas()  # type: ignore[assignment]
+        batch = batch.persist()
+        try:
+            batch.count()  # every partition runs: its state is committed, its metrics observed
+            rows: pd.DataFrame = batch.limit(self.max_rows + 1).toPandas()  # type: ignore[assignment]
+        finally:
+            batch.unpersist()
         dead = 0
         with contextlib.suppress(Exception):  # no query handle yet (the first batch races start)
             tables = [s.table for s in self.spec.streams]

@@ -103,6 +103,36 @@ def _starting(value: Any) -> dict[str, str]:
     return {"startingTimestamp": str(int(moment.timestamp() * 1000))}
 
 
+def decoded_records(
+    spark: SparkSession, raw: DataFrame, stream: StreamSpec, registry: SchemaRegistry
+) -> DataFrame:
+    """Kafka records (``raw``, streaming or batch) with ``_decoded`` (struct<message, error>)
+    in front: the JVM decoder with the stream's message and event-time field."""
+    from pyspark.sql import functions as F
+
+    from workbench.sources.protobuf import decoder
+
+    message = registry.resolve(stream.message)
+    clashes = sorted(set(METADATA) & {f.name for f in registry.descriptor(message).fields})
+    if clashes:
+        raise SpecError(
+            "streams[].message",
+            f"{message} has fields named {', '.join(clashes)}, which the Kafka metadata "
+            "columns use; rename them in the .proto",
+        )
+    decode = decoder(spark, registry, message, required_field=stream.event_timestamp_field)
+    return raw.select(decode(F.col("value")).alias("_decoded"), *raw.columns)
+
+
+def decoded_rows(records: DataFrame) -> DataFrame:
+    """The records that decoded: message fields plus the :data:`METADATA` columns."""
+    from pyspark.sql import functions as F
+
+    return records.where(F.col("_decoded.error").isNull()).select(
+        "_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items())
+    )
+
+
 def open_stream(
     spark: SparkSession,
     resolved: ResolvedStream,
@@ -112,19 +142,9 @@ def open_stream(
     """The decoded rows of one stream (a streaming frame observing its dead letters)."""
     from pyspark.sql import functions as F
 
-    from workbench.sources.protobuf import decoder
-
     stream = resolved.spec
     raw = spark.readStream.format("kafka").options(**reader_options(stream, bootstrap_servers))
-    decode = decoder(spark, registry, resolved.message, required_field=stream.event_timestamp_field)
-    records = raw.load().select(decode(F.col("value")).alias("_decoded"), "*")
-    clashes = sorted(set(METADATA) & set(resolved.schema.fieldNames()))
-    if clashes:
-        raise SpecError(
-            "streams[].message",
-            f"{resolved.message} has fields named {', '.join(clashes)}, which the Kafka "
-            "metadata columns use; rename them in the .proto",
-        )
+    records = decoded_records(spark, raw.load(), stream, registry)
     bad = F.col("_decoded.error").isNotNull()
     letter = F.struct(
         F.lit(stream.table).alias("table"),
@@ -138,14 +158,10 @@ def open_stream(
     )
     # One observed metric per stream, right over the decoder: the projections above it
     # stay prunable to the columns the SQL reads.
-    rows = (
-        records.observe(
-            f"{DECODED}{stream.table}",
-            F.count(F.when(~bad, 1)).alias("rows"),
-            F.count(F.when(bad, 1)).alias("dead"),
-            F.to_json(F.collect_list(F.when(bad, letter))).alias("letters"),
-        )
-        .where(~bad)
-        .select("_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items()))
+    observed = records.observe(
+        f"{DECODED}{stream.table}",
+        F.count(F.when(~bad, 1)).alias("rows"),
+        F.count(F.when(bad, 1)).alias("dead"),
+        F.to_json(F.collect_list(F.when(bad, letter))).alias("letters"),
     )
-    return StreamFrames(stream.table, rows)
+    return StreamFrames(stream.table, decoded_rows(observed))

@@ -8,7 +8,7 @@ import pytest
 
 os.environ.setdefault("WORKBENCH_SPARK_MASTER", "local[2]")
 
-pytest_plugins = ["services_kafka", "services_timeseries", "services_kernel"]
+pytest_plugins = ["services_kafka", "services_timeseries", "services_kernel", "services_browser"]
 
 
 @pytest.fixture(scope="session")

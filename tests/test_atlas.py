@@ -4,7 +4,6 @@ loaded in Debian's Chromium with no network."""
 from __future__ import annotations
 
 import json
-import shutil
 from html.parser import HTMLParser
 
 import numpy as np
@@ -200,19 +199,6 @@ def test_the_page_references_no_url(tmp_path):
     assert parser.urls == []
     assert "createDeck" in text and "@@=atlas_token" in text
     assert "cdn.jsdelivr" not in text.split("<script>")[0]  # nothing in the head but styles
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    binary = shutil.which("chromium")
-    if binary is None:
-        pytest.fail("Debian's chromium is not installed: run scripts/system-deps.sh test")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=binary)
-        yield browser
-        browser.close()
 
 
 def test_the_page_draws_in_chromium_offline(chromium, tmp_path):

@@ -6,7 +6,6 @@ Screenshots go to ``artifacts/`` (kept by CI).
 
 from __future__ import annotations
 
-import shutil
 import socket
 import time
 from pathlib import Path
@@ -56,21 +55,14 @@ def dashboard(influx):
 
 
 @pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    binary = shutil.which("chromium")
-    if binary is None:
-        pytest.fail("Debian's chromium is not installed: run scripts/system-deps.sh test")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=binary)
-        tab = browser.new_page(viewport={"width": 1200, "height": 1000})
-        tab.problems, tab.requests = [], []
-        tab.on("console", lambda m: tab.problems.append(m.text) if m.type == "error" else None)
-        tab.on("pageerror", lambda e: tab.problems.append(str(e)))
-        tab.on("request", lambda r: tab.requests.append(r.url))
-        yield tab
-        browser.close()
+def page(chromium):
+    tab = chromium.new_page(viewport={"width": 1200, "height": 1000})
+    tab.problems, tab.requests = [], []
+    tab.on("console", lambda m: tab.problems.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda e: tab.problems.append(str(e)))
+    tab.on("request", lambda r: tab.requests.append(r.url))
+    yield tab
+    tab.close()
 
 
 def options(select) -> list[str]:

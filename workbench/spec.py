@@ -20,6 +20,9 @@ from workbench.durations import to_millis
 from workbench.exceptions import SpecError, UnknownNameError
 from workbench.sinks.registry import SINKS, SinkConfig
 
+#: How many times a message may hold itself along a path (``max_recursion_depth``).
+DEFAULT_RECURSION_DEPTH = 3
+
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -45,6 +48,12 @@ class StreamSpec(_Model):
         "or a start time (epoch millis or ISO-8601)",
     )
     max_offsets_per_trigger: int | None = Field(None, gt=0)
+    max_recursion_depth: int = Field(
+        DEFAULT_RECURSION_DEPTH,
+        ge=1,
+        le=10,
+        description="how many times a message may hold itself along a path; deeper is dropped",
+    )
     kafka_options: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("table")

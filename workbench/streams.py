@@ -40,6 +40,7 @@ def resolve(spec: DaggerSpec, registry: SchemaRegistry | None = None) -> list[Re
 
 def _resolve(index: int, stream: StreamSpec, registry: SchemaRegistry) -> ResolvedStream:
     from workbench.schemas import spark_schema
+    from workbench.schemas.sparktypes import decoder_options
 
     key = f"streams[{index}]"
     try:
@@ -58,4 +59,5 @@ def _resolve(index: int, stream: StreamSpec, registry: SchemaRegistry) -> Resolv
             f"'{field.name}' is a {field.message_type.full_name}; the event time "
             "must be a google.protobuf.Timestamp (or epoch milliseconds)",
         )
-    return ResolvedStream(stream, descriptor.full_name, spark_schema(descriptor))
+    options = decoder_options(stream.max_recursion_depth)
+    return ResolvedStream(stream, descriptor.full_name, spark_schema(descriptor, options))

@@ -1,6 +1,8 @@
-"""The Spark SQL type ``from_protobuf`` gives a message, computed without a JVM.
+"""The Spark SQL type of a decoded protobuf message, computed without a JVM.
 
-This mirrors Spark 4.3's ``SchemaConverters.toSqlType`` (spark-protobuf connector):
+This mirrors Spark 4.3's ``SchemaConverters.toSqlType`` (spark-protobuf connector) with the
+options the workbench decodes with (:data:`DECODER_OPTIONS`), plus JSON text for the
+well-known types that hold JSON, which ``from_protobuf`` refuses as recursive:
 
 * field names as in the .proto; proto3 fields are nullable, proto2 ``required`` are not;
 * enums are ``STRING`` (``INT`` with ``enums.as.ints``);
@@ -8,14 +10,19 @@ This mirrors Spark 4.3's ``SchemaConverters.toSqlType`` (spark-protobuf connecto
   uint32/uint64 are widened, to ``BIGINT``/``DECIMAL(20,0)``, with ``upcast.unsigned.ints``);
 * any message *named* ``Timestamp`` or ``Duration`` with fields (seconds, nanos) is
   ``TIMESTAMP`` or ``INTERVAL DAY TO SECOND``, whatever its package;
-* wrappers (``google.protobuf.Int32Value`` ...) stay ``STRUCT<value: ...>`` unless
-  ``unwrap.primitive.wrapper.types``; ``Any`` is ``STRUCT<type_url, value>`` unless
-  ``convert.any.fields.to.json`` (then ``STRING``);
+* ``google.protobuf.Struct``, ``Value`` and ``ListValue`` are ``STRING`` holding JSON text
+  (always: Spark has no option for them);
+* wrappers (``google.protobuf.Int32Value`` ...) are their value, a nullable scalar
+  (``unwrap.primitive.wrapper.types``, on for the workbench; off: ``STRUCT<value: ...>``);
+  ``Any`` is ``STRING`` JSON with its ``@type`` (``convert.any.fields.to.json``, on for the
+  workbench; off: ``STRUCT<type_url, value>``);
 * repeated fields are ``ARRAY<T>`` whose elements are not null; maps are
   ``MAP<K, V>`` whose values are not null;
 * a message field with no fields left (e.g. ``google.protobuf.Empty``) is dropped, unless
-  ``retain.empty.message.types``; recursion is an error unless
-  ``recursive.fields.max.depth`` (1..10) allows it;
+  ``retain.empty.message.types``; a message may hold itself at most
+  ``recursive.fields.max.depth`` times along a path (1..10; for the workbench a stream's
+  ``max_recursion_depth``, default :data:`~workbench.spec.DEFAULT_RECURSION_DEPTH`), the
+  field that would nest it once more is dropped (``-1``: recursion is an error);
 * with ``mode=PERMISSIVE`` everything becomes nullable.
 
 Proto2 extensions (off by default in Spark) are not included.
@@ -32,6 +39,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from pyspark.sql import types as T
 
 from workbench.exceptions import SchemaError
+from workbench.spec import DEFAULT_RECURSION_DEPTH
 
 _INT = {
     FieldDescriptor.TYPE_INT32,
@@ -67,7 +75,20 @@ _UNSIGNED_WRAPPERS = {
     "google.protobuf.UInt32Value": (T.IntegerType(), T.LongType()),
     "google.protobuf.UInt64Value": (T.LongType(), T.DecimalType(20, 0)),
 }
+_JSON_TYPES = {"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"}
 _DUMMY = "__dummy_field_in_empty_struct"
+
+#: The ``from_protobuf`` options matching the workbench's JVM decoder.
+DECODER_OPTIONS = {
+    "unwrap.primitive.wrapper.types": "true",
+    "convert.any.fields.to.json": "true",
+    "recursive.fields.max.depth": str(DEFAULT_RECURSION_DEPTH),
+}
+
+
+def decoder_options(max_recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> dict[str, str]:
+    """:data:`DECODER_OPTIONS` with another recursion depth."""
+    return {**DECODER_OPTIONS, "recursive.fields.max.depth": str(max_recursion_depth)}
 
 
 @dataclass(frozen=True)
@@ -123,7 +144,11 @@ def _permissive(mode: str) -> bool:
 
 
 def spark_schema(descriptor: Descriptor, options: Mapping[str, str] | None = None) -> T.StructType:
-    """The ``StructType`` of ``from_protobuf(col, <descriptor's message>, ..., options)``."""
+    """The ``StructType`` of ``from_protobuf(col, <descriptor's message>, ..., options)``
+    (Struct, Value and ListValue as JSON text); ``None``: what the workbench decodes,
+    :data:`DECODER_OPTIONS`. Pass ``{}`` for Spark's own defaults."""
+    if options is None:
+        options = DECODER_OPTIONS
     opts = ProtobufOptions.parse(options)
     fields = _struct_fields(descriptor, {descriptor.full_name: 1}, opts)
     if not fields and opts.retain_empty_messages:
@@ -189,7 +214,10 @@ def _message_type(
 
 
 def _special_type(message: Descriptor, opts: ProtobufOptions) -> T.DataType | None:
-    """Timestamp/Duration (matched by simple name and fields), Any as JSON, unwrapped wrappers."""
+    """Struct/Value/ListValue as JSON, Timestamp/Duration (matched by simple name and fields),
+    Any as JSON, unwrapped wrappers."""
+    if message.full_name in _JSON_TYPES:
+        return T.StringType()
     if [f.name for f in message.fields] == ["seconds", "nanos"]:
         if message.name == "Duration":
             return T.DayTimeIntervalType()
@@ -220,8 +248,9 @@ def _nested_type(
     depth = seen.get(name, 0)
     if name in seen and (limit <= 0 or limit > 10):
         raise SchemaError(
-            f"Field {fd.full_name} makes message {name} recursive: pass the "
-            "from_protobuf option recursive.fields.max.depth (1 to 10) to allow it."
+            f"Field {fd.full_name} makes message {name} recursive: set how deep it may "
+            "nest (a stream's max_recursion_depth, from_protobuf's "
+            "recursive.fields.max.depth), 1 to 10."
         )
     if name in seen and depth >= limit:
         return None

@@ -120,7 +120,13 @@ def decoded_records(
             f"{message} has fields named {', '.join(clashes)}, which the Kafka metadata "
             "columns use; rename them in the .proto",
         )
-    decode = decoder(spark, registry, message, required_field=stream.event_timestamp_field)
+    decode = decoder(
+        spark,
+        registry,
+        message,
+        required_field=stream.event_timestamp_field,
+        max_recursion_depth=stream.max_recursion_depth,
+    )
     return raw.select(decode(F.col("value")).alias("_decoded"), *raw.columns)
 
 

@@ -44,6 +44,7 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
     private final String messageFullName;
     private final String requiredField;
     private final boolean emitDefaults;
+    private final int maxDepth;
     private final String planKey;
     private transient volatile Plan plan;
 
@@ -52,6 +53,7 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
      * @param messageFullName the message's full proto name ({@code esb.booking.BookingLogMessage})
      * @param requiredField a top-level field that must be set (the event time), or null
      * @param emitDefaults unset proto3 scalars as their defaults rather than null
+     * @param maxDepth how many times a message may hold itself along a path (1 to 10)
      * @throws IllegalArgumentException when the message or field is not found
      */
     /**
@@ -63,7 +65,7 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
   }
 
   public ProtoDecode(byte[] fileDescriptorSet, String messageFullName, String requiredField,
-            boolean emitDefaults) {
+            boolean emitDefaults, int maxDepth) {
         if (fileDescriptorSet == null || messageFullName == null) {
             throw new IllegalArgumentException("a descriptor set and a message name are needed");
         }
@@ -71,8 +73,9 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
         this.messageFullName = messageFullName;
         this.requiredField = requiredField;
         this.emitDefaults = emitDefaults;
+        this.maxDepth = maxDepth;
         this.planKey = digest(fileDescriptorSet) + "\n" + messageFullName + "\n" + requiredField
-                + "\n" + emitDefaults;
+                + "\n" + emitDefaults + "\n" + maxDepth;
         this.plan = plan(); // fail here, on the driver, rather than in every task
     }
 
@@ -104,8 +107,8 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
         Plan p = plan;
         if (p == null) {
             p = PLANS.computeIfAbsent(planKey, k -> new Plan(
-                    ProtoDescriptors.message(fileDescriptorSet, messageFullName),
-                    requiredField, emitDefaults));
+                    ProtoDescriptors.all(fileDescriptorSet), messageFullName, requiredField,
+                    emitDefaults, maxDepth));
             plan = p;
         }
         return p;
@@ -124,13 +127,45 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
         final ProtoMessageCodec codec;
         final int requiredColumn;
 
-        Plan(Descriptor descriptor, String requiredField, boolean emitDefaults) {
-            this.codec = ProtoMessageCodec.of(descriptor, emitDefaults);
+        Plan(Map<String, Descriptor> all, String fullName, String requiredField,
+                boolean emitDefaults, int maxDepth) {
+            Descriptor descriptor = all.get(fullName);
+            if (descriptor == null) {
+                throw new IllegalArgumentException("No message " + fullName
+                        + " in the descriptor set; known: "
+                        + String.join(", ", new java.util.TreeSet<>(all.keySet())));
+            }
+            this.codec = ProtoMessageCodec.of(descriptor, emitDefaults, maxDepth,
+                    new AnyTypes(all, maxDepth));
             this.requiredColumn = requiredField == null ? -1 : codec.columnOf(requiredField);
             if (requiredField != null && requiredColumn < 0) {
                 throw new IllegalArgumentException("Message " + descriptor.getFullName()
                         + " has no field '" + requiredField + "' (with a column) to require");
             }
+        }
+    }
+
+    /** The codecs of messages packed in an Any, by type URL (the name after its last '/'),
+     * built on first use; unset fields read as unset (protobuf's JSON leaves them out). */
+    private static final class AnyTypes implements ProtoJson.TypeLookup {
+        private static final ProtoMessageCodec NONE = null;
+        private final Map<String, Descriptor> all;
+        private final int maxDepth;
+        private final Map<String, java.util.Optional<ProtoMessageCodec>> codecs =
+                new ConcurrentHashMap<>();
+
+        AnyTypes(Map<String, Descriptor> all, int maxDepth) {
+            this.all = all;
+            this.maxDepth = maxDepth;
+        }
+
+        @Override
+        public ProtoMessageCodec codec(String typeUrl) {
+            return codecs.computeIfAbsent(typeUrl, url -> {
+                Descriptor d = all.get(url.substring(url.lastIndexOf('/') + 1));
+                return java.util.Optional.ofNullable(
+                        d == null ? NONE : ProtoMessageCodec.of(d, false, maxDepth, this));
+            }).orElse(null);
         }
     }
 }

@@ -27,6 +27,17 @@ final class ProtoDescriptors {
 
     /** The descriptor of message {@code fullName} in {@code fileDescriptorSet}. */
     static Descriptor message(byte[] fileDescriptorSet, String fullName) {
+        Map<String, Descriptor> all = all(fileDescriptorSet);
+        Descriptor found = all.get(fullName);
+        if (found == null) {
+            throw new IllegalArgumentException("No message " + fullName
+                    + " in the descriptor set; known: " + String.join(", ", new TreeSet<>(all.keySet())));
+        }
+        return found;
+    }
+
+    /** Every message (nested ones too) in {@code fileDescriptorSet}, by full name. */
+    static Map<String, Descriptor> all(byte[] fileDescriptorSet) {
         FileDescriptorSet set;
         try {
             set = FileDescriptorSet.parseFrom(fileDescriptorSet);
@@ -35,21 +46,17 @@ final class ProtoDescriptors {
                     + e.getMessage(), e);
         }
         ProtoDescriptors files = new ProtoDescriptors(set);
-        TreeSet<String> known = new TreeSet<>();
+        Map<String, Descriptor> found = new HashMap<>();
         for (FileDescriptorProto proto : set.getFileList()) {
             FileDescriptor file = files.file(proto.getName(), new ArrayList<>());
             Deque<Descriptor> pending = new ArrayDeque<>(file.getMessageTypes());
             while (!pending.isEmpty()) {
                 Descriptor d = pending.pop();
-                if (d.getFullName().equals(fullName)) {
-                    return d;
-                }
-                known.add(d.getFullName());
+                found.putIfAbsent(d.getFullName(), d);
                 pending.addAll(d.getNestedTypes());
             }
         }
-        throw new IllegalArgumentException("No message " + fullName
-                + " in the descriptor set; known: " + String.join(", ", known));
+        return found;
     }
 
     private FileDescriptor file(String name, List<String> importers) {

@@ -117,6 +117,12 @@ final class ProtoFieldCodec {
     void read(WireInput in, int wire, Object[] state, int depth) {
         if (repeated) {
             readRepeated(in, wire, state, depth);
+        } else if (kind == MESSAGE && message.raw()) {
+            byte[] before = slot < 0 ? null : (byte[]) state[slot];
+            if (before == null) {
+                clearSiblings(state);
+            }
+            store(state, concat(before, readRaw(in, depth))); // merging = concatenating
         } else if (kind == MESSAGE) {
             Object[] nested = slot < 0 ? null : (Object[]) state[slot];
             if (nested == null) {
@@ -159,7 +165,9 @@ final class ProtoFieldCodec {
             list = new ArrayList<>();
             state[slot] = list;
         }
-        if (kind == MESSAGE) {
+        if (kind == MESSAGE && message.raw()) {
+            list.add(readRaw(in, depth));
+        } else if (kind == MESSAGE) {
             Object[] nested = message.newState();
             readMessage(in, nested, depth);
             list.add(nested);
@@ -197,6 +205,23 @@ final class ProtoFieldCodec {
         in.limit = outer;
     }
 
+    /** The bytes of an embedded message kept whole (Struct, Value, ListValue, Any). */
+    private byte[] readRaw(WireInput in, int depth) {
+        WireInput.checkDepth(depth + 1);
+        int length = in.readLength();
+        int start = in.need(length);
+        return Arrays.copyOfRange(in.buf, start, start + length);
+    }
+
+    private static byte[] concat(byte[] before, byte[] more) {
+        if (before == null || before.length == 0) {
+            return more;
+        }
+        byte[] both = Arrays.copyOf(before, before.length + more.length);
+        System.arraycopy(more, 0, both, before.length, more.length);
+        return both;
+    }
+
     @SuppressWarnings("unchecked")
     private void readEntry(WireInput in, Object[] state, int depth) {
         Object[] entry = message.newState();
@@ -220,7 +245,7 @@ final class ProtoFieldCodec {
     /** A map key or value: never null (an absent one is its type's default). */
     private Object entryValue(Object raw) {
         if (kind == MESSAGE) {
-            return message.finish(raw == null ? message.newState() : (Object[]) raw);
+            return message.finishValue(raw == null ? message.emptyState() : raw);
         }
         return raw != null ? raw : defaultValue;
     }
@@ -365,12 +390,50 @@ final class ProtoFieldCodec {
             Object[] items = ((ArrayList<?>) raw).toArray();
             if (kind == MESSAGE) {
                 for (int i = 0; i < items.length; i++) {
-                    items[i] = message.finish((Object[]) items[i]);
+                    items[i] = message.finishValue(items[i]);
                 }
             }
             return items;
         }
-        return kind == MESSAGE ? message.finish((Object[]) raw) : raw;
+        return kind == MESSAGE ? message.finishValue(raw) : raw;
+    }
+
+    /** A finished column value of this field as JSON (for a message packed in an Any). */
+    @SuppressWarnings("unchecked")
+    void writeJson(Object value, StringBuilder out) {
+        if (repeated) {
+            out.append('[');
+            Object[] items = (Object[]) value;
+            for (int i = 0; i < items.length; i++) {
+                out.append(i == 0 ? "" : ",");
+                writeOne(items[i], out);
+            }
+            out.append(']');
+        } else if (kind == MAP) {
+            ProtoFieldCodec valueCodec = message.field(2);
+            out.append('{');
+            boolean first = true;
+            for (Map.Entry<Object, Object> e : ((Map<Object, Object>) value).entrySet()) {
+                out.append(first ? "" : ",").append(ProtoJson.quote(String.valueOf(e.getKey())))
+                        .append(':');
+                valueCodec.writeOne(e.getValue(), out);
+                first = false;
+            }
+            out.append('}');
+        } else {
+            writeOne(value, out);
+        }
+    }
+
+    private void writeOne(Object value, StringBuilder out) {
+        switch (kind) {
+            case MESSAGE -> message.writeJson(value, out);
+            case FLOAT -> out.append(ProtoJson.number((Float) value));
+            case DOUBLE -> out.append(ProtoJson.number((Double) value));
+            case STRING, ENUM -> out.append(ProtoJson.quote(value.toString()));
+            case BYTES -> out.append(ProtoJson.quote(ProtoJson.base64((byte[]) value)));
+            default -> out.append(value); // integers, bool
+        }
     }
 
     /** A protobuf-java value (getDefaultValue) as the value Spark takes for its column. */

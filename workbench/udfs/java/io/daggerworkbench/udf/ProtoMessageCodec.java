@@ -9,10 +9,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.sql.catalyst.expressions.GenericRow;
 
 /**
@@ -24,12 +25,30 @@ import org.apache.spark.sql.catalyst.expressions.GenericRow;
  * with no fields, such as {@code google.protobuf.Empty}) are still parsed, so their bytes are
  * checked, but get no column. A message named {@code Timestamp} or {@code Duration} with fields
  * (seconds, nanos) becomes a {@link java.time.Instant} or {@link java.time.Duration} holding the
- * microseconds Spark computes ({@code seconds * 1e6 + nanos / 1000}).
+ * microseconds Spark computes ({@code seconds * 1e6 + nanos / 1000}). The wrappers
+ * ({@code google.protobuf.Int64Value}...) become their value; {@code Struct}, {@code Value},
+ * {@code ListValue} and {@code Any} are kept as bytes while a record is read and become JSON
+ * text ({@link ProtoJson}) when it is finished.
+ *
+ * <p>A message may hold itself (directly or not) up to {@code maxDepth} times along a path, as
+ * Spark's {@code recursive.fields.max.depth}: the field that would nest it once more has no
+ * column and is skipped on the wire. So one message type can have several codecs, one per
+ * nesting context.
  */
 final class ProtoMessageCodec {
     private static final int PLAIN = 0;
     private static final int TIMESTAMP = 1;
     private static final int DURATION = 2;
+    private static final int WRAPPER = 3;
+    private static final int STRUCT = 4;
+    private static final int VALUE = 5;
+    private static final int LIST = 6;
+    private static final int ANY = 7;
+    private static final Set<String> WRAPPERS = Set.of("google.protobuf.DoubleValue",
+            "google.protobuf.FloatValue", "google.protobuf.Int64Value",
+            "google.protobuf.UInt64Value", "google.protobuf.Int32Value",
+            "google.protobuf.UInt32Value", "google.protobuf.BoolValue",
+            "google.protobuf.StringValue", "google.protobuf.BytesValue");
     private static final int DENSE_NUMBERS = 1024;
     /** Valid seconds of google.protobuf.Timestamp (0001-01-01 to 9999-12-31) and Duration. */
     private static final long MIN_TIMESTAMP = -62_135_596_800L;
@@ -38,6 +57,8 @@ final class ProtoMessageCodec {
 
     final String fullName;
     private final int special;
+    /** ANY: the codecs of packed messages, by type URL. */
+    private ProtoJson.TypeLookup anyTypes;
     private ProtoFieldCodec[] columns = new ProtoFieldCodec[0];
     private ProtoFieldCodec[] dense;
     private int[] numbers;
@@ -48,10 +69,26 @@ final class ProtoMessageCodec {
         this.special = specialKind(descriptor);
     }
 
-    /** The codec of {@code descriptor}; recursive messages are refused, as Spark does without
-     * {@code recursive.fields.max.depth}. */
-    static ProtoMessageCodec of(Descriptor descriptor, boolean emitDefaults) {
-        return new Builder(emitDefaults).build(descriptor);
+    /** The codec of {@code descriptor}, a message holding itself at most {@code maxDepth}
+     * times along a path (1 to 10); {@code anyTypes} finds the types packed in an Any. */
+    static ProtoMessageCodec of(Descriptor descriptor, boolean emitDefaults, int maxDepth,
+            ProtoJson.TypeLookup anyTypes) {
+        if (maxDepth < 1 || maxDepth > 10) {
+            throw new IllegalArgumentException("maxDepth must be 1 to 10, not " + maxDepth);
+        }
+        Map<String, Integer> seen = new TreeMap<>();
+        seen.put(descriptor.getFullName(), 1);
+        return new Builder(emitDefaults, maxDepth, anyTypes).build(descriptor, seen);
+    }
+
+    /** Whether this is an ordinary message (a Row), not one of the types mapped to a value. */
+    boolean plain() {
+        return special == PLAIN;
+    }
+
+    /** Whether the codec keeps the message's bytes and writes them as JSON when finished. */
+    boolean raw() {
+        return special >= STRUCT;
     }
 
     Object[] newState() {
@@ -80,7 +117,8 @@ final class ProtoMessageCodec {
             return true;
         }
         ProtoMessageCodec nested = columns[slot].message;
-        if (nested != null && nested.special != PLAIN && raw instanceof Object[] parts) {
+        boolean time = nested != null && (nested.special == TIMESTAMP || nested.special == DURATION);
+        if (time && raw instanceof Object[] parts) {
             return parts[0] == null && parts[1] == null;
         }
         return false;
@@ -118,15 +156,75 @@ final class ProtoMessageCodec {
         }
     }
 
-    /** The column value of a read state: a Row, or an Instant / Duration. */
+    /** The column value of a read state: a Row, an Instant / Duration, a wrapper's value, or
+     * (for the raw kinds, whose state is their bytes) a JSON text. */
+    Object finishValue(Object state) {
+        return switch (special) {
+            case TIMESTAMP, DURATION -> time((Object[]) state);
+            case WRAPPER -> columns[0].finish(((Object[]) state)[0]);
+            case STRUCT -> UTF8String.fromString(ProtoJson.struct((byte[]) state));
+            case VALUE -> UTF8String.fromString(ProtoJson.value((byte[]) state));
+            case LIST -> UTF8String.fromString(ProtoJson.list((byte[]) state));
+            case ANY -> UTF8String.fromString(ProtoJson.any((byte[]) state, anyTypes));
+            default -> finish((Object[]) state);
+        };
+    }
+
+    /** A fresh (unset) state: an empty field array, or no bytes for the raw kinds. */
+    Object emptyState() {
+        return raw() ? new byte[0] : newState();
+    }
+
+    /** The Row of a read state of a plain message. */
     Object finish(Object[] state) {
         if (special != PLAIN) {
-            return time(state);
+            return finishValue(state);
         }
         for (int i = 0; i < state.length; i++) {
             state[i] = columns[i].finish(state[i]);
         }
         return new GenericRow(state);
+    }
+
+    /** A finished value of this message type as JSON text: an object of the set fields (nulls,
+     * empty lists and maps left out), a time as a string, a wrapper as its value. */
+    String json(Object finished) {
+        StringBuilder out = new StringBuilder();
+        writeJson(finished, out);
+        return out.toString();
+    }
+
+    void writeJson(Object finished, StringBuilder out) {
+        switch (special) {
+            case TIMESTAMP -> out.append(ProtoJson.quote(finished.toString()));
+            case DURATION -> out.append(ProtoJson.quote(seconds((Duration) finished)));
+            case WRAPPER -> columns[0].writeJson(finished, out);
+            case STRUCT, VALUE, LIST, ANY -> out.append(finished.toString());
+            default -> {
+                GenericRow row = (GenericRow) finished;
+                out.append('{');
+                boolean first = true;
+                for (int i = 0; i < columns.length; i++) {
+                    Object v = row.get(i);
+                    if (v == null || (v instanceof Object[] a && a.length == 0)
+                            || (v instanceof Map<?, ?> m && m.isEmpty())) {
+                        continue;
+                    }
+                    out.append(first ? "" : ",").append(ProtoJson.quote(columns[i].name))
+                            .append(':');
+                    columns[i].writeJson(v, out);
+                    first = false;
+                }
+                out.append('}');
+            }
+        }
+    }
+
+    /** protobuf's JSON form of a Duration: seconds with up to 9 decimals, then "s". */
+    private static String seconds(Duration d) {
+        return new java.math.BigDecimal(d.getSeconds())
+                .add(java.math.BigDecimal.valueOf(d.getNano(), 9))
+                .stripTrailingZeros().toPlainString() + "s";
     }
 
     private Object time(Object[] state) {
@@ -147,6 +245,20 @@ final class ProtoMessageCodec {
     }
 
     private static int specialKind(Descriptor d) {
+        switch (d.getFullName()) {
+            case "google.protobuf.Struct":
+                return STRUCT;
+            case "google.protobuf.Value":
+                return VALUE;
+            case "google.protobuf.ListValue":
+                return LIST;
+            case "google.protobuf.Any":
+                return ANY;
+            default:
+                if (WRAPPERS.contains(d.getFullName())) {
+                    return WRAPPER;
+                }
+        }
         List<FieldDescriptor> fields = d.getFields();
         boolean secondsNanos = fields.size() == 2 && fields.get(0).getName().equals("seconds")
                 && fields.get(1).getName().equals("nanos");
@@ -175,35 +287,48 @@ final class ProtoMessageCodec {
         }
     }
 
-    /** Builds the codecs of a message and of every message it holds, each type once. */
+    /** Builds the codecs of a message and of every message it holds, once per type and
+     * nesting context (how often each type already encloses it). */
     private static final class Builder {
         private final boolean emitDefaults;
+        private final int maxDepth;
+        private final ProtoJson.TypeLookup anyTypes;
         private final Map<String, ProtoMessageCodec> done = new HashMap<>();
-        private final Set<String> building = new LinkedHashSet<>();
 
-        Builder(boolean emitDefaults) {
+        Builder(boolean emitDefaults, int maxDepth, ProtoJson.TypeLookup anyTypes) {
             this.emitDefaults = emitDefaults;
+            this.maxDepth = maxDepth;
+            this.anyTypes = anyTypes;
         }
 
-        ProtoMessageCodec build(Descriptor d) {
-            ProtoMessageCodec known = done.get(d.getFullName());
+        /** The codec of {@code d}, where {@code seen} counts the messages enclosing it (itself
+         * included, except for a map entry). */
+        ProtoMessageCodec build(Descriptor d, Map<String, Integer> seen) {
+            String key = d.getFullName() + seen;
+            ProtoMessageCodec known = done.get(key);
             if (known != null) {
                 return known;
             }
-            if (!building.add(d.getFullName())) {
-                throw new IllegalArgumentException("Message " + d.getFullName() + " is recursive ("
-                        + String.join(" -> ", building) + " -> " + d.getFullName()
-                        + "): the protobuf decoder does not support recursive messages.");
-            }
             ProtoMessageCodec codec = new ProtoMessageCodec(d);
+            done.put(key, codec);
+            if (codec.special == ANY) {
+                codec.anyTypes = anyTypes;
+            }
             List<ProtoFieldCodec> fields = new ArrayList<>();
             List<ProtoFieldCodec> kept = new ArrayList<>();
             Map<FieldDescriptor, ProtoFieldCodec> byField = new HashMap<>();
-            for (FieldDescriptor fd : d.getFields()) {
-                ProtoMessageCodec nested = fd.getJavaType() == FieldDescriptor.JavaType.MESSAGE
-                        ? build(fd.getMessageType()) : null;
+            // a wrapper present without its value holds the value's default, as Spark unwraps it
+            boolean emit = emitDefaults || codec.special == WRAPPER;
+            for (FieldDescriptor fd : codec.raw() ? List.<FieldDescriptor>of() : d.getFields()) {
+                ProtoMessageCodec nested = null;
+                if (fd.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
+                    nested = nested(fd, seen);
+                    if (nested == null) {
+                        continue; // recursion past maxDepth: no column, skipped as unknown
+                    }
+                }
                 int slot = hasColumn(fd, nested) ? kept.size() : -1;
-                ProtoFieldCodec f = new ProtoFieldCodec(fd, slot, nested, emitDefaults);
+                ProtoFieldCodec f = new ProtoFieldCodec(fd, slot, nested, emit);
                 fields.add(f);
                 byField.put(fd, f);
                 if (slot >= 0) {
@@ -212,16 +337,32 @@ final class ProtoMessageCodec {
             }
             for (OneofDescriptor oneof : d.getOneofs()) {
                 for (FieldDescriptor member : oneof.getFields()) {
-                    byField.get(member).setSiblings(oneof.getFields().stream()
-                            .filter(other -> other != member)
-                            .mapToInt(other -> byField.get(other).slot)
-                            .filter(slot -> slot >= 0).toArray());
+                    ProtoFieldCodec f = byField.get(member);
+                    if (f != null) {
+                        f.setSiblings(oneof.getFields().stream()
+                                .filter(other -> other != member && byField.containsKey(other))
+                                .mapToInt(other -> byField.get(other).slot)
+                                .filter(slot -> slot >= 0).toArray());
+                    }
                 }
             }
             codec.index(fields, kept);
-            building.remove(d.getFullName());
-            done.put(d.getFullName(), codec);
             return codec;
+        }
+
+        /** The codec of a message field's type, or null when it would nest too deep. */
+        private ProtoMessageCodec nested(FieldDescriptor fd, Map<String, Integer> seen) {
+            Descriptor type = fd.getMessageType();
+            if (fd.isMapField() || specialKind(type) != PLAIN) {
+                return build(type, seen); // entries and well-known types do not count
+            }
+            int times = seen.getOrDefault(type.getFullName(), 0);
+            if (times >= maxDepth) {
+                return null;
+            }
+            Map<String, Integer> inner = new TreeMap<>(seen);
+            inner.put(type.getFullName(), times + 1);
+            return build(type, inner);
         }
 
         /** Whether Spark's type has a column for the field (sparktypes drops empty messages). */

@@ -99,6 +99,15 @@ final class WireInput {
         return p;
     }
 
+    /** A cursor over the next {@code length} bytes (a nested message); this one moves past them. */
+    WireInput sub(int length) {
+        int start = need(length);
+        WireInput nested = new WireInput(buf);
+        nested.pos = start;
+        nested.limit = start + length;
+        return nested;
+    }
+
     /** Skips the value of a field read with {@code tag} (one protobuf does not know). */
     void skipField(int tag, int depth) {
         switch (tag & 7) {

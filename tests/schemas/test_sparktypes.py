@@ -155,9 +155,10 @@ def test_booking_schema_is_what_dagger_users_expect():
 
 
 def test_spark_drops_empty_messages_and_types_timestamps_by_name(all_types):
-    names = [f.name for f in spark_schema(all_types.descriptor("t.All")).fields]
+    """With Spark's own defaults (``{}``): wrappers and Any stay structs."""
+    names = [f.name for f in spark_schema(all_types.descriptor("t.All"), {}).fields]
     assert "empty" not in names and "du" in names
-    types = {f.name: f.dataType for f in spark_schema(all_types.descriptor("t.All")).fields}
+    types = {f.name: f.dataType for f in spark_schema(all_types.descriptor("t.All"), {}).fields}
     assert types["own_ts"] == T.TimestampType()  # t.Timestamp, not google's
     assert types["du"] == T.DayTimeIntervalType(
         T.DayTimeIntervalType.DAY, T.DayTimeIntervalType.SECOND
@@ -168,6 +169,21 @@ def test_spark_drops_empty_messages_and_types_timestamps_by_name(all_types):
         [T.StructField("type_url", T.StringType()), T.StructField("value", T.BinaryType())]
     )
     assert types["p_s"] == T.StringType() and "gone" not in types["p_i"].fieldNames()
+
+
+def test_workbench_defaults_unwrap_wrappers_and_write_any_as_json(all_types):
+    types = {f.name: f.dataType for f in spark_schema(all_types.descriptor("t.All")).fields}
+    assert types["w_u32"] == T.IntegerType() and types["w_u64"] == T.LongType()
+    assert types["w_s"] == T.StringType() and types["any"] == T.StringType()
+    person = spark_schema(all_types.descriptor("t.Person"))  # recursion: 3 levels by default
+    assert _depth(person, "friend") == 2  # Person in Person in Person, then no friend
+
+
+def _depth(schema: T.StructType, field: str) -> int:
+    depth = 0
+    while field in schema.fieldNames():
+        schema, depth = schema[field].dataType, depth + 1
+    return depth
 
 
 def test_ddl_is_what_spark_writes(spark, all_types):

@@ -12,6 +12,8 @@ mutations of valid records.
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import random
 import struct
@@ -66,7 +68,50 @@ def expected_row(message: Message, emit_defaults: bool) -> dict[str, Any]:
 
 def _has_column(fd: FieldDescriptor) -> bool:
     """Spark drops message fields whose type has no columns (google.protobuf.Empty)."""
-    return fd.message_type is None or any(_has_column(f) for f in fd.message_type.fields)
+    if fd.message_type is None or fd.message_type.full_name in (*JSON_TYPES, ANY, *WRAPPERS):
+        return True
+    return any(_has_column(f) for f in fd.message_type.fields)
+
+
+JSON_TYPES = ("google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue")
+ANY = "google.protobuf.Any"
+WRAPPERS = {
+    f"google.protobuf.{kind}Value"
+    for kind in ("Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool", "String", "Bytes")
+}
+
+
+class JsonText(str):
+    """Expected JSON text: equal to any text holding the same JSON value (key order and number
+    spelling aside: ``3.4E38`` is ``3.4e+38``)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and json.loads(self) == json.loads(other)
+
+    __hash__ = str.__hash__
+
+
+def json_value(message: Message) -> Any:
+    """A Struct, Value or ListValue as the Python value of its JSON."""
+    name = message.DESCRIPTOR.full_name
+    if name == "google.protobuf.Struct":
+        return {k: json_value(v) for k, v in message.fields.items()}
+    if name == "google.protobuf.ListValue":
+        return [json_value(v) for v in message.values]
+    kind = message.WhichOneof("kind")
+    if kind in ("struct_value", "list_value"):
+        return json_value(getattr(message, kind))
+    if kind == "number_value" and not math.isfinite(message.number_value):
+        return str(message.number_value).replace("inf", "Infinity").replace("nan", "NaN")
+    return None if kind in (None, "null_value") else getattr(message, kind)
+
+
+def any_json(message: Message) -> dict[str, Any]:
+    """An Any whose type is not in the registry: its type URL and base64 bytes."""
+    packed = {"value": base64.b64encode(message.value).decode()}
+    if not message.type_url:
+        return packed if message.value else {}
+    return {"@type": message.type_url, **packed}
 
 
 def _column(message: Message, fd: FieldDescriptor, present: bool, emit_defaults: bool) -> Any:
@@ -94,6 +139,12 @@ def _column(message: Message, fd: FieldDescriptor, present: bool, emit_defaults:
 
 
 def _value(fd: FieldDescriptor, value: Any, emit_defaults: bool) -> Any:
+    if fd.message_type is not None and fd.message_type.full_name in JSON_TYPES:
+        return JsonText(json.dumps(json_value(value)))
+    if fd.message_type is not None and fd.message_type.full_name == ANY:
+        return JsonText(json.dumps(any_json(value)))
+    if fd.message_type is not None and fd.message_type.full_name in WRAPPERS:
+        return _value(fd.message_type.fields_by_name["value"], value.value, emit_defaults)
     if fd.message_type is not None:
         time = _time_type(fd.message_type)
         if time is not None:

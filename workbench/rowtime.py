@@ -2,7 +2,9 @@
 
 The field may hold a timestamp (protobuf ``google.protobuf.Timestamp``), an ISO-8601
 string, or epoch milliseconds (number or digits); it becomes a timestamp, and a copy
-named after the rowtime attribute is what windows and watermarks use.
+named after the rowtime attribute, truncated to milliseconds as Flink's rowtime is, is what
+windows, joins and watermarks use. Every mode (job, preview, replay) derives it here, through
+``engine.build``.
 """
 
 from __future__ import annotations
@@ -34,7 +36,17 @@ def event_time(df: DataFrame, field: str) -> Column:
     return value.cast("timestamp")
 
 
+def rowtime_of(df: DataFrame, field: str) -> Column:
+    """The rowtime: :func:`event_time` truncated to the millisecond, like Flink's (and so
+    Dagger's) ``TIMESTAMP(3)`` rowtime, so interval-join bounds, windows and lateness compare
+    the same instants as Dagger does."""
+    from pyspark.sql import functions as F
+
+    return F.date_trunc("millisecond", event_time(df, field))
+
+
 def with_rowtime(df: DataFrame, field: str, rowtime: str = "rowtime") -> DataFrame:
-    """``df`` with ``field`` as a timestamp and the rowtime attribute beside it."""
-    ts = event_time(df, field)
-    return df.withColumns({field: ts, rowtime: ts})  # both computed from the original field
+    """``df`` with ``field`` as a timestamp (all its precision) and the rowtime attribute
+    (milliseconds, :func:`rowtime_of`) beside it."""
+    # both computed from the original field; if they share a name, the rowtime wins
+    return df.withColumns({field: event_time(df, field), rowtime: rowtime_of(df, field)})

@@ -11,7 +11,7 @@ well-known types that hold JSON, which ``from_protobuf`` refuses as recursive:
 * any message *named* ``Timestamp`` or ``Duration`` with fields (seconds, nanos) is
   ``TIMESTAMP`` or ``INTERVAL DAY TO SECOND``, whatever its package;
 * ``google.protobuf.Struct``, ``Value`` and ``ListValue`` are ``STRING`` holding JSON text
-  (always: Spark has no option for them);
+  (always: Spark has no option for them); such fields carry the metadata :data:`JSON_TEXT`;
 * wrappers (``google.protobuf.Int32Value`` ...) are their value, a nullable scalar
   (``unwrap.primitive.wrapper.types``, on for the workbench; off: ``STRUCT<value: ...>``);
   ``Any`` is ``STRING`` JSON with its ``@type`` (``convert.any.fields.to.json``, on for the
@@ -77,6 +77,8 @@ _UNSIGNED_WRAPPERS = {
 }
 _JSON_TYPES = {"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"}
 _DUMMY = "__dummy_field_in_empty_struct"
+#: Field metadata marking JSON text (Struct, Value, ListValue, Any; in arrays and map values).
+JSON_TEXT = "workbench.json"
 
 #: The ``from_protobuf`` options matching the workbench's JVM decoder.
 DECODER_OPTIONS = {
@@ -178,11 +180,29 @@ def _struct_field(
     data_type = _data_type(fd, seen, opts)
     if data_type is None:
         return None
+    meta = {JSON_TEXT: True} if _holds_json(fd, opts) else None
     if isinstance(data_type, T.MapType):
-        return T.StructField(fd.name, data_type)
+        return T.StructField(fd.name, data_type, metadata=meta)
     if fd.is_repeated:
-        return T.StructField(fd.name, T.ArrayType(data_type, containsNull=False))
-    return T.StructField(fd.name, data_type, nullable=not fd.is_required)
+        return T.StructField(fd.name, T.ArrayType(data_type, containsNull=False), metadata=meta)
+    return T.StructField(fd.name, data_type, nullable=not fd.is_required, metadata=meta)
+
+
+def _holds_json(fd: FieldDescriptor, opts: ProtobufOptions) -> bool:
+    """Whether the field's strings (its values, for a map) are JSON text."""
+    message = fd.message_type
+    if message is not None and message.GetOptions().map_entry:
+        message = message.fields_by_name["value"].message_type
+    if message is None:
+        return False
+    return message.full_name in _JSON_TYPES or (
+        opts.any_as_json and message.full_name == "google.protobuf.Any"
+    )
+
+
+def is_json_text(field: T.StructField) -> bool:
+    """Whether ``field`` (its elements or map values, if a collection) holds JSON text."""
+    return bool(field.metadata.get(JSON_TEXT))
 
 
 def _data_type(
@@ -268,7 +288,10 @@ def _as_nullable(data_type: T.DataType) -> T.DataType:
     """Spark's ``DataType.asNullable``: every field, element and value may be null."""
     if isinstance(data_type, T.StructType):
         return T.StructType(
-            [T.StructField(f.name, _as_nullable(f.dataType), True) for f in data_type.fields]
+            [
+                T.StructField(f.name, _as_nullable(f.dataType), True, f.metadata)
+                for f in data_type.fields
+            ]
         )
     if isinstance(data_type, T.ArrayType):
         return T.ArrayType(_as_nullable(data_type.elementType), True)

@@ -91,7 +91,7 @@ def read_jsonl(
         reader_ = reader_.schema(StructType([*fields, StructField(CORRUPT, StringType())]))
     frame = reader_.json(path)
     if CORRUPT not in frame.columns:
-        return Recording(frame)
+        return Recording(_as_decoded(frame, schema))
     others = [c for c in frame.columns if c != CORRUPT][:1]
     if not others:  # Spark will not query the corrupt-record column alone from raw JSON
         frame = frame.cache()
@@ -102,7 +102,14 @@ def read_jsonl(
         .collect()
     )
     good = frame.where(F.col(CORRUPT).isNull()).drop(CORRUPT)
-    return Recording(good, _locate(bad, schema is not None))
+    return Recording(_as_decoded(good, schema), _locate(bad, schema is not None))
+
+
+def _as_decoded(frame: DataFrame, schema: StructType | None) -> DataFrame:
+    """Struct/Value/ListValue/Any fields as the decoder's JSON text (schemas.jsontext)."""
+    from workbench.schemas.jsontext import as_decoded
+
+    return frame if schema is None else as_decoded(frame, schema)
 
 
 def _locate(bad: list, typed: bool) -> list[dict]:

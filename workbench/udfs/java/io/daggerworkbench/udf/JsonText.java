@@ -1,0 +1,75 @@
+package io.daggerworkbench.udf;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.Iterator;
+import java.util.Map;
+import org.apache.spark.sql.api.java.UDF1;
+
+/**
+ * {@code workbench_json_text(text STRING) -> STRING}: JSON text written the way the protobuf
+ * decoder writes {@code Struct}, {@code Value}, {@code ListValue} and {@code Any} fields
+ * ({@link ProtoJson}): compact, keys in their order (a repeated key keeps its first place and
+ * its last value; an Any's {@code "@type"} first), every number as a double would print. So a recording's JSON field reads
+ * exactly as the decoded Kafka record would. Text that is not JSON is taken as a JSON string
+ * (a recording's {@code "note": "hello"} for a {@code Value} gives {@code "hello"}).
+ */
+public final class JsonText implements UDF1<String, String> {
+    private static final long serialVersionUID = 1L;
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    @Override
+    public String call(String text) {
+        if (text == null) {
+            return null;
+        }
+        JsonNode node;
+        try {
+            node = MAPPER.readTree(text);
+        } catch (JsonProcessingException e) {
+            return ProtoJson.quote(text);
+        }
+        if (node == null || node.isMissingNode()) {
+            return ProtoJson.quote(text);
+        }
+        if (node.isObject() && node.has("@type")) { // an Any: its type first, as the decoder
+            com.fasterxml.jackson.databind.node.ObjectNode any = MAPPER.createObjectNode();
+            any.set("@type", node.get("@type"));
+            any.setAll((com.fasterxml.jackson.databind.node.ObjectNode) node);
+            node = any;
+        }
+        StringBuilder out = new StringBuilder(text.length());
+        write(node, out);
+        return out.toString();
+    }
+
+    private static void write(JsonNode node, StringBuilder out) {
+        if (node.isObject()) {
+            out.append('{');
+            boolean first = true;
+            for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> e = it.next();
+                out.append(first ? "" : ",").append(ProtoJson.quote(e.getKey())).append(':');
+                write(e.getValue(), out);
+                first = false;
+            }
+            out.append('}');
+        } else if (node.isArray()) {
+            out.append('[');
+            for (int i = 0; i < node.size(); i++) {
+                out.append(i == 0 ? "" : ",");
+                write(node.get(i), out);
+            }
+            out.append(']');
+        } else if (node.isNumber()) {
+            out.append(ProtoJson.number(node.doubleValue()));
+        } else if (node.isTextual()) {
+            out.append(ProtoJson.quote(node.textValue()));
+        } else if (node.isBoolean()) {
+            out.append(node.booleanValue());
+        } else {
+            out.append("null");
+        }
+    }
+}

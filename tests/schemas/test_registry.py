@@ -6,6 +6,7 @@ import functools
 import http.server
 import threading
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from google.protobuf import descriptor_pb2
@@ -127,6 +128,15 @@ def test_recursive_message_tree_stops(tmp_path):
     )
     (value, kids) = SchemaRegistry(tmp_path).fields("Node")
     assert (kids.type, kids.repeated, kids.children) == ("Node", True, [])
+
+
+def test_well_known_types_are_shown_as_one_value():
+    folder = Path(__file__).resolve().parent.parent / "fixtures" / "protos" / "booking"
+    fields = {f.name: f for f in SchemaRegistry(folder).fields("BookingLogMessage")}
+    for name in ("profile_data", "note", "tags", "tip_amount", "extension", "event_timestamp"):
+        assert fields[name].type.startswith("google.protobuf.") and fields[name].children == []
+    assert fields["profile_data"].type == "google.protobuf.Struct"
+    assert [c.name for c in fields["category"].children] == ["name", "parent", "children"]
 
 
 def test_field_by_number(registry):

@@ -29,6 +29,7 @@ from workbench.schemas.compiler import compile_protos
 
 BUNDLED_PROTOS = Path(__file__).resolve().parent / "protos"
 DESCRIPTOR_SUFFIXES = (".desc", ".pb")
+WELL_KNOWN = "google.protobuf."
 _TYPE_NAMES = {
     getattr(FieldDescriptor, n): n[5:].lower()
     for n in dir(FieldDescriptor)
@@ -42,7 +43,8 @@ class FieldInfo:
 
     ``type`` is the proto type as written (``string``, ``esb.booking.ServiceType``,
     ``map<string, string>``); ``kind`` is scalar, enum, message or map; ``children`` are
-    the fields of a nested message (empty when it recurses into an enclosing message).
+    the fields of a nested message (empty when it recurses into an enclosing message, and for
+    the ``google.protobuf`` well-known types, which decode to one value: see sparktypes).
     """
 
     name: str
@@ -321,7 +323,8 @@ def _field_info(fd: FieldDescriptor, seen: tuple[str, ...]) -> FieldInfo:
         info.children = [key, value]
     elif fd.message_type is not None:
         info.type, info.kind = fd.message_type.full_name, "message"
-        if fd.message_type.full_name not in seen:
+        name = fd.message_type.full_name
+        if name not in seen and not name.startswith(WELL_KNOWN):
             info.children = field_tree(fd.message_type, seen)
     return info
 

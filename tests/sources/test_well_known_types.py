@@ -138,7 +138,7 @@ def test_recursive_messages_nest_to_max_recursion_depth(spark, booking, depth, l
     assert row.message.category["name"] == "a" and "category" in schema.fieldNames()
 
 
-def test_json_query_reads_struct_fields(spark, booking):
+def test_json_query_reads_struct_fields_and_durations_convert(spark, booking):
     from workbench.udfs.registry import UDFS
 
     UDFS.require("JsonQuery").register(spark)
@@ -148,9 +148,11 @@ def test_json_query_reads_struct_fields(spark, booking):
     row = spark.sql(
         "SELECT JsonQuery(profile_data, '$.tier') AS tier, "
         "JsonQuery(profile_data, '$.wallet.balance') AS balance, "
-        "JsonQuery(extension, '$.code') AS code, JsonQuery(note, '$') AS note "
+        "JsonQuery(extension, '$.code') AS code, JsonQuery(note, '$') AS note, "
+        "unix_millis(timestamp_millis(0) + wait_time) AS wait_ms "  # as the README says
         "FROM wkt_booking"
     ).first()
+    assert row.wait_ms == 90_250
     assert (row.tier, row.balance, row.code, row.note) == (
         '"gold"',
         "120000",

@@ -119,6 +119,43 @@ def test_any_of_an_unknown_type_keeps_its_bytes(spark, booking):
     )
 
 
+EDGES = [  # (a Value's content, the decoder's text)
+    (float("nan"), '"NaN"'),
+    (float("-inf"), '"-Infinity"'),
+    (1e21, "1.0E21"),
+    (2.0**53, "9.007199254740992E15"),
+    (2.0**53 - 1, "9007199254740991"),
+    (0.1, "0.1"),
+    (-2.5e-7, "-2.5E-7"),
+    ('q"\\ \n\t\u0001 é 𝄞', '"q\\"\\\\ \\n\\t\\u0001 é 𝄞"'),
+    ({"b": 1, "a": [None, False], "@type": "t"}, '{"@type":"t","a":[null,false],"b":1}'),
+]
+
+
+def test_json_text_edge_cases_read_the_same_from_kafka_and_recordings(spark, booking):
+    """The decoder's text for each Value, and the replay rewrite (workbench_json_text) of the
+    same value as Python writes it in a recording, are the same text."""
+    from workbench.schemas.jsontext import FUNCTION, JAVA_CLASS
+
+    message = booking.message_class(MESSAGE)()
+    for value, _ in EDGES:
+        message.attributes.add().update({"v": value})
+    (row,) = decode_records(spark, booking, [message.SerializeToString()])
+    texts = list(row.message.attributes)
+    assert texts == ['{"v":' + text + "}" for _, text in EDGES]
+    spark.udf.registerJavaFunction(FUNCTION, JAVA_CLASS)
+    recorded = [json.dumps({"v": value}) for value, _ in EDGES]  # NaN: Python writes NaN
+    frame = spark.createDataFrame([(t,) for t in recorded], "t string")
+    rewritten = [r[0] for r in frame.selectExpr(f"{FUNCTION}(t)").collect()]
+    assert rewritten == texts
+
+
+def decode_records(spark, registry, records):
+    frame = spark.createDataFrame([(r,) for r in records], "value binary")
+    decode_ = decoder(spark, registry, MESSAGE)
+    return [r.d for r in frame.select(decode_(frame["value"]).alias("d")).collect()]
+
+
 def _levels(category) -> int:
     depth = 0
     while category is not None:

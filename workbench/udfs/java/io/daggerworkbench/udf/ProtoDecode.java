@@ -21,7 +21,8 @@ import org.apache.spark.sql.catalyst.expressions.GenericRow;
  * {@code spark-protobuf} connector's {@code from_protobuf}.
  *
  * <p>{@code message} has the type {@code workbench.schemas.sparktypes.spark_schema} gives the
- * message (Spark's {@code from_protobuf} type with default options); see
+ * message (Spark's {@code from_protobuf} type with the workbench's options: wrappers unwrapped,
+ * Any, Struct, Value and ListValue as JSON text, recursion to {@code maxDepth}); see
  * {@link ProtoMessageCodec} and {@link ProtoFieldCodec} for the mapping. Exactly one of
  * {@code message} and {@code error} is set. {@code call} never throws: a null record, bytes
  * that do not parse, or a record whose {@code requiredField} is unset all give an error text
@@ -148,7 +149,6 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
     /** The codecs of messages packed in an Any, by type URL (the name after its last '/'),
      * built on first use; unset fields read as unset (protobuf's JSON leaves them out). */
     private static final class AnyTypes implements ProtoJson.TypeLookup {
-        private static final ProtoMessageCodec NONE = null;
         private final Map<String, Descriptor> all;
         private final int maxDepth;
         private final Map<String, java.util.Optional<ProtoMessageCodec>> codecs =
@@ -163,8 +163,8 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
         public ProtoMessageCodec codec(String typeUrl) {
             return codecs.computeIfAbsent(typeUrl, url -> {
                 Descriptor d = all.get(url.substring(url.lastIndexOf('/') + 1));
-                return java.util.Optional.ofNullable(
-                        d == null ? NONE : ProtoMessageCodec.of(d, false, maxDepth, this));
+                return d == null ? java.util.Optional.<ProtoMessageCodec>empty()
+                        : java.util.Optional.of(ProtoMessageCodec.of(d, false, maxDepth, this));
             }).orElse(null);
         }
     }

@@ -413,9 +413,12 @@ final class ProtoFieldCodec {
             ProtoFieldCodec valueCodec = message.field(2);
             out.append('{');
             boolean first = true;
+            Map<String, Object> sorted = new java.util.TreeMap<>(ProtoJson.KEYS);
             for (Map.Entry<Object, Object> e : ((Map<Object, Object>) value).entrySet()) {
-                out.append(first ? "" : ",").append(ProtoJson.quote(String.valueOf(e.getKey())))
-                        .append(':');
+                sorted.put(String.valueOf(e.getKey()), e.getValue());
+            }
+            for (Map.Entry<String, Object> e : sorted.entrySet()) {
+                out.append(first ? "" : ",").append(ProtoJson.quote(e.getKey())).append(':');
                 valueCodec.writeOne(e.getValue(), out);
                 first = false;
             }

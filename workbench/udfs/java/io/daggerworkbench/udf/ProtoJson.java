@@ -2,15 +2,17 @@ package io.daggerworkbench.udf;
 
 import io.daggerworkbench.udf.WireInput.DecodeFailure;
 import java.util.Base64;
-import java.util.LinkedHashMap;
+import java.util.Comparator;
+import java.util.TreeMap;
 import java.util.Map;
 
 /**
  * JSON text of the well-known types that hold JSON ({@code google.protobuf.Struct},
  * {@code Value}, {@code ListValue}) and of {@code Any}, read straight off their serialized bytes.
  *
- * <p>The text is compact ({@code {"a":1,"b":[true,"x"]}}), keys in the order they were sent (a
- * key sent twice keeps its first place and its last value), non-ASCII kept as UTF-8. Numbers
+ * <p>The text is compact ({@code {"a":1,"b":[true,"x"]}}), keys sorted ({@link #KEYS}: an
+ * {@code "@type"} first, then by name; a key sent twice keeps its last value), non-ASCII kept
+ * as UTF-8, so the same value always reads as the same text, whatever order a producer wrote. Numbers
  * (always doubles in a {@code Value}) are written without a fraction when they are whole and
  * below 2^53 ({@code 5}, not {@code 5.0}), else as Java writes doubles; NaN and infinities,
  * which JSON cannot hold, as the strings protobuf's JSON uses ({@code "NaN"}). A {@code Value}
@@ -21,6 +23,11 @@ import java.util.Map;
 final class ProtoJson {
     private static final double SAFE_INTEGER = 9_007_199_254_740_992.0; // 2^53
     private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+    /** The order of keys in every JSON object written: "@type" (an Any's) first, then by name. */
+    static final Comparator<String> KEYS = Comparator
+            .comparing((String key) -> !key.equals("@type"))
+            .thenComparing(Comparator.naturalOrder());
 
     private ProtoJson() {}
 
@@ -88,7 +95,7 @@ final class ProtoJson {
 
     private static void writeStruct(WireInput in, StringBuilder out, int depth) {
         WireInput.checkDepth(depth);
-        Map<String, String> fields = new LinkedHashMap<>();
+        Map<String, String> fields = new TreeMap<>(KEYS);
         while (!in.atEnd()) {
             int tag = in.readTag();
             if (tag != (1 << 3 | WireInput.LEN)) {

@@ -18,7 +18,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericRow;
 
 /**
  * Reads one message type straight off the wire into the Row Spark's {@code from_protobuf} would
- * give it (same columns as {@code workbench.schemas.sparktypes.spark_schema}, default options).
+ * give it (same columns as {@code workbench.schemas.sparktypes.spark_schema}, decoder options).
  *
  * <p>Built once per message type from its descriptor; decoding a record then looks fields up by
  * number in an array and never touches the descriptor. Fields Spark's type leaves out (messages
@@ -63,6 +63,7 @@ final class ProtoMessageCodec {
     private ProtoFieldCodec[] dense;
     private int[] numbers;
     private ProtoFieldCodec[] byNumber;
+    private volatile int[] jsonOrder;
 
     private ProtoMessageCodec(Descriptor descriptor) {
         this.fullName = descriptor.getFullName();
@@ -204,7 +205,7 @@ final class ProtoMessageCodec {
                 GenericRow row = (GenericRow) finished;
                 out.append('{');
                 boolean first = true;
-                for (int i = 0; i < columns.length; i++) {
+                for (int i : jsonOrder()) {
                     Object v = row.get(i);
                     if (v == null || (v instanceof Object[] a && a.length == 0)
                             || (v instanceof Map<?, ?> m && m.isEmpty())) {
@@ -218,6 +219,18 @@ final class ProtoMessageCodec {
                 out.append('}');
             }
         }
+    }
+
+    /** The columns by name ({@link ProtoJson#KEYS}), the order of their JSON keys. */
+    private int[] jsonOrder() {
+        int[] order = jsonOrder;
+        if (order == null) {
+            order = java.util.stream.IntStream.range(0, columns.length).boxed()
+                    .sorted((a, b) -> ProtoJson.KEYS.compare(columns[a].name, columns[b].name))
+                    .mapToInt(Integer::intValue).toArray();
+            jsonOrder = order;
+        }
+        return order;
     }
 
     /** protobuf's JSON form of a Duration: seconds with up to 9 decimals, then "s". */

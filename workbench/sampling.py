@@ -105,13 +105,15 @@ class Sample:
 
     @property
     def key(self) -> tuple:
-        """What identifies the sample's content: servers, message, schemas and offsets."""
+        """What identifies the sample's content: servers, message, how it decodes, schemas
+        and offsets."""
         ranges = tuple(
             (t, p, s, e)
             for t, parts in sorted(self.offsets.items())
             for p, (s, e) in sorted(parts.items())
         )
-        return (self.bootstrap, self.message, self.event_timestamp_field, self.schemas, ranges)
+        decoding = (self.event_timestamp_field, self.stream.max_recursion_depth)
+        return (self.bootstrap, self.message, *decoding, self.schemas, ranges)
 
     # --- persistence ----------------------------------------------------------------------
 

@@ -280,23 +280,57 @@ def test_replay_reads_json_fields_as_the_decoder_does(spark, booking, tmp_path):
     assert first["note"] == message.note and second["note"] == '"x y"'
 
 
-def test_the_streaming_job_decodes_struct_fields(spark, kafka_broker, booking, tmp_path):
-    """The JVM decoder on the job's path (Kafka source), JsonQuery in the job's SQL."""
+def publish(bootstrap: str, registry: SchemaRegistry, count: int) -> str:
+    """``count`` bookings (B-0, B-1, ...) on a new topic; returns the topic."""
     from confluent_kafka import Producer
 
     from workbench.infra.kafka import create_topics
+
+    topic = f"wkt-{uuid.uuid4().hex[:6]}"
+    create_topics(bootstrap, {topic: 1})
+    producer = Producer({"bootstrap.servers": bootstrap})
+    start = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
+    for i in range(count):
+        stamp = (start + timedelta(seconds=i)).isoformat().replace("+00:00", "Z")
+        event = {**BOOKING, "order_number": f"B-{i}", "event_timestamp": stamp}
+        producer.produce(topic, encode(registry, event))
+    producer.flush()
+    return topic
+
+
+def test_samples_decode_struct_fields_at_the_streams_depth(spark, kafka_broker, booking):
+    """Samples (and so notebook previews) share the job's decode step."""
+    from workbench.sampling import sample
+    from workbench.spec import StreamSpec
+
+    topic = publish(kafka_broker.bootstrap, booking, 2)
+    keys = {"table": "booking", "message": MESSAGE, "topics": [topic]}
+    for depth, levels in ((1, 1), (3, 3)):
+        stream = StreamSpec(
+            **keys, bootstrap_servers=kafka_broker.bootstrap, max_recursion_depth=depth
+        )
+        taken = sample(stream, last=5, schemas=[str(FOLDER)])
+        rows = taken.decoded(spark).rows.orderBy("order_number").collect()
+        assert [r.order_number for r in rows] == ["B-0", "B-1"]
+        assert {(r.profile_data, r.tip_amount, r.extension) for r in rows} == {
+            (
+                PROFILE,
+                5000,
+                json.dumps(
+                    {"@type": BOOKING["extension"]["@type"], "code": "GAJIAN", "discount": 2000},
+                    separators=(",", ":"),
+                ),
+            )
+        }
+        assert _levels(rows[0].category) == levels
+
+
+def test_the_streaming_job_decodes_struct_fields(spark, kafka_broker, booking, tmp_path):
+    """The JVM decoder on the job's path (Kafka source), JsonQuery in the job's SQL."""
     from workbench.job import StreamingJob
     from workbench.spec import parse
 
-    topic = f"wkt-{uuid.uuid4().hex[:6]}"
-    create_topics(kafka_broker.bootstrap, {topic: 1})
-    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap})
-    start = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
-    for i in range(3):
-        stamp = (start + timedelta(seconds=i)).isoformat().replace("+00:00", "Z")
-        event = {**BOOKING, "order_number": f"B-{i}", "event_timestamp": stamp}
-        producer.produce(topic, encode(booking, event))
-    producer.flush()
+    topic = publish(kafka_broker.bootstrap, booking, 3)
     out = tmp_path / "out"
     spec = parse(
         {

@@ -2,7 +2,8 @@
 
 Every record is decoded twice: in Spark by ``workbench.sources.protobuf.decoder`` and here,
 by parsing it with the generated Python class and converting the message with
-:func:`expected_row`, written from the rules (Spark's ``from_protobuf`` types; the
+:func:`expected_row`, written from the rules (Spark's ``from_protobuf`` types with the
+decoder's options: wrappers unwrapped, Struct/Value/ListValue/Any as JSON text; the
 ``emit_defaults`` rule), not from the Java code. Rows must be equal, timestamps to the
 microsecond. Records Python cannot parse must come back as errors. Inputs: the four demo
 messages from the generator, random messages of a fixture proto that has every field shape,

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 CELL_COLUMNS = ("s2_id", "tag_s2id", "s2id", "s2_token", "s2_cell", "token")
 TOKEN, FILL, ELEVATION = "atlas_token", "atlas_fill", "atlas_elevation"
 AGGREGATES = ("sum", "mean", "max", "min")
+#: A few cells are shown with the city around them, not filling the map.
+MAX_FIT_ZOOM = 11.5
 _TOOLTIP_STYLE = {"backgroundColor": "#222", "color": "#fff", "fontSize": "12px"}
 
 
@@ -251,4 +253,5 @@ def _view(rows: pd.DataFrame, area: ServiceArea | None) -> tuple[float, float, f
         return 0.0, 0.0, 1.0
     lats, lngs = [p[0] for p in points], [p[1] for p in points]
     lat, lng = (min(lats) + max(lats)) / 2, (min(lngs) + max(lngs)) / 2
-    return lat, lng, zoom_for(max(lngs) - min(lngs) + 0.02, max(lats) - min(lats) + 0.02)
+    fit = zoom_for(max(lngs) - min(lngs) + 0.02, max(lats) - min(lats) + 0.02)
+    return lat, lng, min(fit, MAX_FIT_ZOOM)

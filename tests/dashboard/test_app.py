@@ -3,10 +3,12 @@ notebook it is served from."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from workbench.atlas import cells
 from workbench.dashboard import notebook
@@ -82,7 +84,12 @@ def test_settings_from_yaml_environment_and_arguments(tmp_path, monkeypatch):
         ["bookings"],
     )
     assert (config.refresh_seconds, config.area) == (10.0, "bandung")
-    assert config.environment()["WORKBENCH_DASHBOARD_STORE"] == "parquet:/data/surge"
+    monkeypatch.setenv("WORKBENCH_DASHBOARD_STORE", "parquet:/elsewhere")
+    env = config.environment(tmp_path / "resolved.yaml")
+    assert "WORKBENCH_DASHBOARD_STORE" not in env
+    written = Path(env["WORKBENCH_DASHBOARD_CONFIG"])
+    assert yaml.safe_load(written.read_text()) == dataclasses.asdict(config)
+    assert written.stat().st_mode & 0o077 == 0  # it may hold credentials
     path.write_text("stor: x\n")
     with pytest.raises(SpecError, match="Did you mean store"):
         DashboardConfig.load(path)

@@ -13,7 +13,7 @@ from workbench.atlas.errors import AtlasError
 if TYPE_CHECKING:
     from workbench.atlas.map import AtlasMap
 
-__all__ = ["AtlasError", "AtlasMap", "choropleth"]
+__all__ = ["AtlasError", "AtlasMap", "choropleth", "load"]
 
 
 def choropleth(data: Any, **options: Any) -> AtlasMap:
@@ -21,6 +21,13 @@ def choropleth(data: Any, **options: Any) -> AtlasMap:
     from workbench.atlas.map import choropleth as draw
 
     return draw(data, **options)
+
+
+def load() -> bool:
+    """Send deck.gl to this notebook page again (after the page was reloaded)."""
+    from workbench.atlas.shared import ensure_loaded
+
+    return ensure_loaded(force=True)
 
 
 def __getattr__(name: str) -> Any:

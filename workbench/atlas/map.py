@@ -2,11 +2,13 @@
 
     from workbench import atlas
     m = atlas.choropleth(preview.rows, metric="bookings", scale="quantile")
-    m                      # shown in a notebook (an iframe with the whole page inlined)
-    m.to_html("surge.html")  # a standalone page: opens with no network
+    m                      # shown in a notebook (an iframe; deck.gl loaded once per page)
+    m.to_html("surge.html")  # a standalone page, deck.gl inlined: opens with no network
 
 Rows are one per cell; several rows of one cell (windows, vehicle types) are summed
-first (``agg``), keeping a ``rows`` count. The tooltip shows the row's values.
+first (``agg``), keeping a ``rows`` count. The tooltip shows the row's values. Under the
+cells: the bundled land and coastlines, the service areas' outlines and city names
+(:mod:`workbench.atlas.layers`), so a map says where it is with no network.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.atlas import areas, cells, frames, scales
+from workbench.atlas import areas, cells, frames, layers, scales
 from workbench.atlas.areas import ServiceArea, zoom_for
 from workbench.atlas.deck import Deck
 from workbench.atlas.errors import AtlasError
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 CELL_COLUMNS = ("s2_id", "tag_s2id", "s2id", "s2_token", "s2_cell", "token")
 TOKEN, FILL, ELEVATION = "atlas_token", "atlas_fill", "atlas_elevation"
 AGGREGATES = ("sum", "mean", "max", "min")
+#: A few cells are shown with the city around them, not filling the map.
+MAX_FIT_ZOOM = 11.5
 _TOOLTIP_STYLE = {"backgroundColor": "#222", "color": "#fff", "fontSize": "12px"}
 
 
@@ -52,20 +56,23 @@ class AtlasMap:
     def tokens(self) -> list[str]:
         return list(self.rows[TOKEN])
 
-    def html(self) -> str:
-        """The standalone page (deck.gl inlined)."""
+    def html(self, inline: bool = True) -> str:
+        """The page: standalone with deck.gl inlined, or (``inline=False``) taking deck.gl
+        from the page it is shown in (see :mod:`workbench.atlas.shared`)."""
         from workbench.atlas import assets
 
         note = f"{self.scale.kind} scale · {len(self.rows):,} cells"
+        base = self.basemap
         return render_page(
             title=self.title,
             deck_json=self.deck.to_json(),
             tooltip=self.deck.tooltip,
             legend_html=legend_html(self.title, "; ".join([note, *self.notes]), self.legend),
-            script=assets.deck_script(),
-            background=self.basemap.background,
-            extra_css=assets.basemap_css() if self.basemap.online else "",
-            mapbox_key=self.basemap.mapbox_key,
+            script=assets.deck_script() if inline else None,
+            background=base.background,
+            basemap={"name": base.name, "probe": base.probe, "offline": layers.OFFLINE_ONLY},
+            extra_css=assets.basemap_css() if base.online else "",
+            mapbox_key=base.mapbox_key,
         )
 
     def to_html(self, path: str | Path) -> Path:
@@ -74,11 +81,20 @@ class AtlasMap:
         return target
 
     def iframe(self) -> str:
-        """The page in an ``<iframe srcdoc>`` for notebooks, ipywidgets.HTML and Voila."""
-        return iframe(self.html(), self.height)
+        """The page in an ``<iframe srcdoc>`` for notebooks, ipywidgets.HTML and Voila;
+        deck.gl comes from the parent page."""
+        return iframe(self.html(inline=False), self.height)
 
     def _repr_html_(self) -> str:
         return self.iframe()
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import HTML, display
+
+        from workbench.atlas.shared import ensure_loaded
+
+        ensure_loaded()
+        display(HTML(self.iframe()))
 
 
 def choropleth(
@@ -130,8 +146,9 @@ def choropleth(
         top = max((abs(v) for v in values), default=0.0) or 1.0
         metres = 3000.0 if elevation is True else float(elevation)
         rows = rows.assign(**{ELEVATION: [abs(v) / top * metres for v in values]})
-    deck = _deck(rows, shown, base, area, extrude, opacity)
-    notes = [f"area: {area.name}"] if area else []
+    geography, missing = _geography()
+    deck = _deck(rows, shown, base, area, extrude, opacity, geography)
+    notes = ([f"area: {area.name}"] if area else []) + missing
     return AtlasMap(
         deck=deck,
         rows=rows,
@@ -189,6 +206,7 @@ def _deck(
     area: ServiceArea | None,
     extrude: bool,
     opacity: float,
+    geography: dict[str, Any] | None,
 ) -> Deck:
     import pydeck as pdk
 
@@ -210,7 +228,21 @@ def _deck(
     lat, lng, zoom = _view(rows, area)
     view = {"latitude": lat, "longitude": lng, "zoom": zoom, "pitch": 45 if extrude else 0}
     tip = "<br/>".join(f"<b>{name}</b>: {{{name}}}" for name in shown)
-    return Deck([layer], view, base, {"html": tip, "style": _TOOLTIP_STYLE})
+    drawn = [layer]
+    if geography is not None:
+        drawn = [*layers.under(base, geography), layer, *layers.over(base, geography, area)]
+    return Deck(drawn, view, base, {"html": tip, "style": _TOOLTIP_STYLE})
+
+
+def _geography() -> tuple[dict[str, Any] | None, list[str]]:
+    """The bundled geography, or a note saying how to get it."""
+    from workbench.atlas.geography import geography
+    from workbench.exceptions import SetupError
+
+    try:
+        return geography(), []
+    except SetupError as err:
+        return None, [f"no bundled coastlines ({err}); run workbench setup"]
 
 
 def _view(rows: pd.DataFrame, area: ServiceArea | None) -> tuple[float, float, float]:
@@ -221,4 +253,5 @@ def _view(rows: pd.DataFrame, area: ServiceArea | None) -> tuple[float, float, f
         return 0.0, 0.0, 1.0
     lats, lngs = [p[0] for p in points], [p[1] for p in points]
     lat, lng = (min(lats) + max(lats)) / 2, (min(lngs) + max(lngs)) / 2
-    return lat, lng, zoom_for(max(lngs) - min(lngs) + 0.02, max(lats) - min(lats) + 0.02)
+    fit = zoom_for(max(lngs) - min(lngs) + 0.02, max(lats) - min(lats) + 0.02)
+    return lat, lng, min(fit, MAX_FIT_ZOOM)

@@ -1,8 +1,11 @@
-"""The standalone HTML page of a map: deck.gl inlined, the legend beside the map.
+"""The HTML page of a map: deck.gl, the legend beside the map, a note on the map.
 
-The page references no URL: the deck.gl bundle (and, with a basemap, its stylesheet) is
-inlined, so it opens from a file, an e-mail or an iframe ``srcdoc`` with no network.
-Only a basemap style, when one is chosen, fetches tiles.
+The page references no URL: a standalone page (``to_html``) inlines the deck.gl bundle
+(and, with a basemap, its stylesheet), so it opens from a file or an e-mail with no
+network. A page shown in a notebook or the dashboard (an iframe ``srcdoc``) does not
+inline it: it takes deck.gl's source from its parent page (:data:`SHARED`), which loads it
+once (:mod:`workbench.atlas.shared`). Only a basemap style, when one is chosen, fetches
+anything; when it cannot, the note says so and the bundled geography shows.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ _PAGE = Template("""<!DOCTYPE html>
 html, body { margin: 0; height: 100%; font: 13px/1.4 system-ui, sans-serif; color: #222; }
 .atlas { display: flex; height: 100%; background: $background; }
 #deck-container { position: relative; flex: 1 1 auto; min-width: 0; height: 100%; }
+.atlas-note { position: absolute; left: 8px; bottom: 8px; z-index: 2; padding: 3px 8px;
+  background: rgba(255,255,255,.9); border: 1px solid #c9a227; border-radius: 4px;
+  font-size: 12px; color: #5a4500; }
+.atlas-note[hidden] { display: none; }
 .atlas-legend { flex: 0 0 190px; padding: 10px 12px; background: #fff; overflow: auto;
   border-left: 1px solid #ddd; }
 .atlas-legend h3 { margin: 0 0 2px; font-size: 14px; }
@@ -35,26 +42,68 @@ html, body { margin: 0; height: 100%; font: 13px/1.4 system-ui, sans-serif; colo
 .atlas-legend .count { color: #888; text-align: right; }
 $extra_css
 </style>
-<script>$script</script>
+$library
 </head>
 <body>
 <div class="atlas">
-<div id="deck-container"></div>
+<div id="deck-container"><div class="atlas-note" id="atlas-note" hidden></div></div>
 $legend
 </div>
 <script>
-const deckInstance = createDeck({
-  container: document.getElementById('deck-container'),
-  jsonInput: $deck_json,
-  tooltip: $tooltip,
-  mapboxApiKey: $mapbox_key,
-  customLibraries: null,
-  configuration: null
-});
+(function () {
+  const spec = $deck_json;
+  const basemap = $basemap;
+  const note = document.getElementById('atlas-note');
+  function show(text) { note.textContent = text; note.hidden = false; }
+  function library() {
+    if (typeof createDeck === 'function') return Promise.resolve();
+    let shared = null;
+    try { shared = window.parent !== window && window.parent[$shared_name]; } catch (e) {}
+    if (!shared) return Promise.reject(new Error($missing));
+    return Promise.resolve(shared).then(function (source) {
+      const script = document.createElement('script');
+      script.textContent = source;
+      document.head.appendChild(script);
+    });
+  }
+  function online() {
+    if (!basemap.probe) return Promise.resolve(false);
+    const stop = new AbortController();
+    const timer = setTimeout(function () { stop.abort(); }, 4000);
+    return fetch(basemap.probe, {signal: stop.signal})
+      .then(function (answer) { return answer.ok; }, function () { return false; })
+      .finally(function () { clearTimeout(timer); });
+  }
+  Promise.all([library(), online()]).then(function (done) {
+    const json = Object.assign({}, spec);
+    if (basemap.probe && done[1]) {
+      json.layers = spec.layers.filter(function (l) { return !basemap.offline.includes(l.id); });
+    } else if (basemap.probe) {
+      delete json.mapProvider; delete json.mapStyle;
+      show('basemap "' + basemap.name + '" unavailable offline — showing bundled coastlines');
+    }
+    window.deckInstance = createDeck({
+      container: document.getElementById('deck-container'),
+      jsonInput: json,
+      tooltip: $tooltip,
+      mapboxApiKey: $mapbox_key,
+      customLibraries: null,
+      configuration: null
+    });
+  }).catch(function (err) { show(String(err.message || err)); });
+})();
 </script>
 </body>
 </html>
 """)
+
+#: The window property a notebook page or Voila page keeps deck.gl's source in (a Promise
+#: of the text, or the text), so maps in iframes load it from there instead of inlining it.
+SHARED = "__workbenchDeck"
+_MISSING = (
+    "The map library (deck.gl) is not loaded in this page (a reloaded page or a saved "
+    "notebook): run atlas.load(), then this cell again; or save the map with .to_html()."
+)
 
 
 def render_page(
@@ -63,20 +112,27 @@ def render_page(
     deck_json: str,
     tooltip: dict | bool,
     legend_html: str,
-    script: str,
+    script: str | None,
     background: str,
+    basemap: dict | None = None,
     extra_css: str = "",
     mapbox_key: str | None = None,
 ) -> str:
+    """The page; ``script`` is deck.gl's bundle to inline, or None to take it from the
+    parent page (:data:`SHARED`), as maps in notebooks and the dashboard do."""
+    library = f"<script>{script}</script>" if script is not None else ""
     return _PAGE.substitute(
         title=html.escape(title),
         background=background,
         extra_css=extra_css,
-        script=script,
+        library=library,
         legend=legend_html,
         deck_json=_script_safe(deck_json),
+        basemap=_script_safe(json.dumps(basemap or {})),
         tooltip=_script_safe(json.dumps(tooltip)),
         mapbox_key=json.dumps(mapbox_key),
+        shared_name=json.dumps(SHARED),
+        missing=json.dumps(_MISSING),
     )
 
 

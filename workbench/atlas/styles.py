@@ -2,6 +2,10 @@
 map works with no network; ``light`` and ``dark`` are CARTO's Positron and Dark Matter
 (tiles from the internet); ``satellite`` needs a Mapbox or MapTiler key.
 
+Every map draws the bundled geography (:mod:`workbench.atlas.geography`) under its cells.
+With a basemap style, the page first asks for the style (``probe``); when that fails (no
+network, a bad key) it keeps the bundled geography and says so on the map.
+
 ``WORKBENCH_MAP_STYLE`` sets the default style. Keys come from ``MAPBOX_API_KEY`` (or
 deck.gl's ``MapboxAccessToken``) and ``MAPTILER_API_KEY``.
 """
@@ -26,11 +30,25 @@ class Basemap:
     provider: str | None
     style: str | None
     mapbox_key: str | None = None
-    background: str = "#f4f4f2"
+    name: str = "none"
+    dark: bool = False
 
     @property
     def online(self) -> bool:
         return self.provider is not None
+
+    @property
+    def probe(self) -> str | None:
+        """A URL that answers when the style can load (the style document itself)."""
+        if self.style and self.style.startswith("mapbox://styles/"):
+            path = self.style.removeprefix("mapbox://styles/")
+            return f"https://api.mapbox.com/styles/v1/{path}?access_token={self.mapbox_key}"
+        return self.style
+
+    @property
+    def background(self) -> str:
+        """The sea: what shows where the bundled land is not drawn."""
+        return "#1d2733" if self.dark else "#d7e5f0"
 
 
 def _none() -> Basemap:
@@ -38,20 +56,22 @@ def _none() -> Basemap:
 
 
 def _light() -> Basemap:
-    return Basemap("carto", CARTO.format("positron"))
+    return Basemap("carto", CARTO.format("positron"), name="light")
 
 
 def _dark() -> Basemap:
-    return Basemap("carto", CARTO.format("dark-matter"), background="#1b1b1d")
+    return Basemap("carto", CARTO.format("dark-matter"), name="dark", dark=True)
 
 
 def _satellite() -> Basemap:
     mapbox = os.environ.get("MapboxAccessToken") or os.environ.get("MAPBOX_API_KEY")  # noqa: SIM112
     if mapbox:
-        return Basemap("mapbox", "mapbox://styles/mapbox/satellite-v9", mapbox_key=mapbox)
+        return Basemap(
+            "mapbox", "mapbox://styles/mapbox/satellite-v9", mapbox_key=mapbox, name="satellite"
+        )
     maptiler = os.environ.get("MAPTILER_API_KEY")
     if maptiler:
-        return Basemap("carto", MAPTILER_SATELLITE.format(maptiler))
+        return Basemap("carto", MAPTILER_SATELLITE.format(maptiler), name="satellite")
     raise SetupError(
         "The satellite style needs a Mapbox or MapTiler key: set MAPBOX_API_KEY or "
         "MAPTILER_API_KEY, or use style='light', 'dark' or 'none'."

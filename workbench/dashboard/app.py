@@ -104,6 +104,9 @@ class Dashboard:
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
+        from workbench.atlas.shared import ensure_loaded
+
+        ensure_loaded()  # deck.gl once for the page (Voila's template loads it itself)
         display(self.widget)
 
     async def _every(self) -> None:
@@ -163,7 +166,7 @@ class Dashboard:
         self._last = drawn
         page = drawn.iframe()
         digest = hashlib.sha1(page.encode()).hexdigest()
-        if digest != self._map_digest:  # the page inlines deck.gl: send it only when new
+        if digest != self._map_digest:  # a map redraw costs a second: send it only when new
             self.map.value, self._map_digest = page, digest
         self.chart.value = line_chart(shot.series, f"{shot.metric} per minute in {shot.area.name}")
         now = datetime.now(UTC)

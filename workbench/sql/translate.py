@@ -6,15 +6,18 @@ analyst previews is what the streaming job computes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
-from workbench.sql import functions, joins, laterals, names, windows
+from workbench.sql import enums, functions, joins, laterals, names, windows
 from workbench.sql.dialect import dagger_dialect
 from workbench.sql.parse import parse
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -26,26 +29,39 @@ class Translation:
 
 
 def translate(
-    sql: str, tables: Mapping[str, Any] | Iterable[str], views: Mapping[str, str] | None = None
+    sql: str,
+    tables: Mapping[str, Any] | Iterable[str],
+    views: Mapping[str, str] | None = None,
+    enum_fields: enums.Enums | None = None,
 ) -> Translation:
     """Spark SQL for ``sql`` over ``tables``.
 
     ``tables`` maps each stream table to its Spark schema (a ``StructType``, used to
     tell arrays of rows from arrays of values in UNNEST) or is just the table names.
     ``views`` renames tables to the temp-view names the plan registers.
+    ``enum_fields`` gives each table's enum fields and their values (see :mod:`.enums`).
     """
     schemas = dict(tables) if isinstance(tables, Mapping) else {t: None for t in tables}
     views = dict(views) if views is not None else {t: t for t in schemas}
     tree = parse(sql)
     used = names.check_and_rename(tree, sql, views)
     functions.check_names(tree, sql)
+    enums.check(tree, sql, enum_fields or {}, views)
     originals = _unaliased_projections(tree)
     windows.rewrite(tree, sql)
     laterals.rewrite(tree, sql, _element_fields(tree, schemas, views))
     joins.rewrite(tree, sql)
     functions.rewrite(tree, sql)
     _keep_names(originals)
+    _quote_unusual_names(tree)
     return Translation(sql, tree.sql(dialect=dagger_dialect()), used, views)
+
+
+def _quote_unusual_names(tree: exp.Expr) -> None:
+    """Names Spark only reads quoted (``ä``, ``статус``: Flink takes them as they are)."""
+    for identifier in tree.find_all(exp.Identifier):
+        if not identifier.quoted and not _PLAIN_NAME.fullmatch(identifier.name):
+            identifier.set("quoted", True)
 
 
 def _unaliased_projections(tree: exp.Expr) -> list[tuple[exp.Select, int, str]]:

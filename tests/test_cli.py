@@ -201,3 +201,46 @@ def test_validate_checks_each_sink_takes_the_query_columns(tmp_path):
         assert message in proc.stderr
     good = {"type": "parquet", "path": str(tmp_path / "out"), "time_column": "booked"}
     assert workbench("validate", _spec_file(tmp_path, sql, [good])).returncode == 0
+
+
+def test_validate_reports_bad_sql_in_one_error_before_spark_starts(tmp_path):
+    cases = [
+        (
+            "SELECT " + "(" * 10_000 + "1" + ")" * 10_000 + " AS x FROM s0",
+            "The SQL nests parentheses more than 100 deep",
+        ),
+        (
+            "SELECT count(*) AS n FROM s0 GROUP BY TUMBLE(rowtime, INTERVAL '0' SECOND)",
+            "A window size must be positive, not INTERVAL '0' SECOND",
+        ),
+        (
+            "SELECT count(*) AS n FROM s0 GROUP BY TUMBLE(rowtime, INTERVAL '-1' MINUTE)",
+            "A window size must be positive, not INTERVAL '-1' MINUTE",
+        ),
+        (
+            "SELECT S2Id(pickup_lat, pickup_long, 31) AS s FROM s0",
+            "S2Id's level is 31: it must be between 0 and 30.",
+        ),
+        (
+            "SELECT S2Id(pickup_lat, pickup_long, -1) AS s FROM s0",
+            "S2Id's level is -1: it must be between 0 and 30.",
+        ),
+        (
+            "SELECT order_number FROM s0 WHERE status = 'COMPLETE'",
+            "'COMPLETE' is not a value of the enum field 'status', so this comparison never "
+            "holds. Did you mean COMPLETED? Known: BOOKING_STATUS_UNKNOWN, CANCELLED, COMPLETED,",
+        ),
+    ]
+    for sql, message in cases:
+        proc = workbench("validate", _spec_file(tmp_path, sql))
+        assert proc.returncode == 1, sql[:80]
+        assert proc.stderr.startswith(f"error: {message}"), proc.stderr[:300]
+        assert "Line 1, Col: " in proc.stderr.splitlines()[0]
+        assert len(proc.stderr.splitlines()) == 3 and len(proc.stderr) < 600  # message, SQL, ^^^
+
+
+def test_validate_accepts_unicode_aliases(tmp_path):
+    sql = "SELECT order_number AS nomor_ä, amount AS сумма FROM s0"
+    proc = workbench("validate", _spec_file(tmp_path, sql))
+    assert proc.returncode == 0, proc.stderr
+    assert "output columns: nomor_ä string, сумма double\n" in proc.stdout

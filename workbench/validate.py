@@ -15,6 +15,7 @@ from typing import Any
 from workbench import dry_run, streams
 from workbench.exceptions import SinkError, SpecError
 from workbench.spec import DaggerSpec, load
+from workbench.sql import enums, translate
 
 
 @dataclass
@@ -49,7 +50,14 @@ class ValidationReport:
 def check(spec: DaggerSpec) -> ValidationReport:
     from workbench.spark import session
 
-    resolved = streams.resolve(spec)
+    registry = streams.registry_for(spec)
+    resolved = streams.resolve(spec, registry)
+    # The SQL's own faults are found before Spark starts.
+    translate(
+        spec.sql,
+        {r.spec.table: r.schema for r in resolved},
+        enum_fields={r.spec.table: enums.values_of(registry, r.message) for r in resolved},
+    )
     plan = dry_run.check(session(), spec, resolved)
     schema = plan.result.schema
     for index, sink in enumerate(spec.sinks):

@@ -7,12 +7,15 @@ analyst previews is what the streaming job computes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
+from workbench.exceptions import SqlError
 from workbench.sql import enums, functions, joins, laterals, names, windows
 from workbench.sql.dialect import dagger_dialect
 from workbench.sql.parse import parse
@@ -43,6 +46,23 @@ def translate(
     """
     schemas = dict(tables) if isinstance(tables, Mapping) else {t: None for t in tables}
     views = dict(views) if views is not None else {t: t for t in schemas}
+    with _room_for_nesting():
+        try:
+            return _translate(sql, schemas, views, enum_fields)
+        except RecursionError:
+            raise SqlError(
+                "The SQL nests too deeply to translate: simplify it (fewer nested "
+                "parentheses or subqueries, or a WITH clause).",
+                sql,
+            ) from None
+
+
+def _translate(
+    sql: str,
+    schemas: dict[str, Any],
+    views: dict[str, str],
+    enum_fields: enums.Enums | None,
+) -> Translation:
     tree = parse(sql)
     used = names.check_and_rename(tree, sql, views)
     functions.check_names(tree, sql)
@@ -55,6 +75,17 @@ def translate(
     _keep_names(originals)
     _quote_unusual_names(tree)
     return Translation(sql, tree.sql(dialect=dagger_dialect()), used, views)
+
+
+@contextmanager
+def _room_for_nesting(frames: int = 20_000) -> Iterator[None]:
+    """sqlglot parses and generates recursively, about 20 frames per nesting level."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, frames))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _quote_unusual_names(tree: exp.Expr) -> None:

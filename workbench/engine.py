@@ -8,12 +8,13 @@ runs over those views.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.durations import spark_interval
 from workbench.sql import Translation, translate
-from workbench.sql.analysis import to_sql_error
+from workbench.sql.analysis import hush_query_context_logs, to_sql_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -24,6 +25,8 @@ class Input:
     table: str
     frame: DataFrame
     event_time_field: str = "event_timestamp"
+    #: enum field (lower case) -> value names, so SQL comparing one with another value fails
+    enums: Mapping[str, Sequence[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,9 @@ def build(
         views[item.table] = view_name(job, item.table)
         frame.createOrReplaceTempView(views[item.table])
         frames[item.table] = frame
-    translation = translate(sql, {t: f.schema for t, f in frames.items()}, views)
+    enum_fields = {item.table: item.enums for item in inputs if item.enums}
+    translation = translate(sql, {t: f.schema for t, f in frames.items()}, views, enum_fields)
+    hush_query_context_logs()
     try:
         result = spark.sql(translation.sql)
     except AnalysisException as err:

@@ -44,6 +44,10 @@ class SpecError(WorkbenchError):
         super().__init__(f"{origin}spec key '{key}': {message}")
 
 
+#: Characters of a SQL line an error shows around the fault.
+SNIPPET = 100
+
+
 class SqlError(WorkbenchError):
     """Dagger SQL that cannot be parsed, translated or analysed.
 
@@ -67,7 +71,17 @@ class SqlError(WorkbenchError):
             return message
         lines = sql.splitlines() or [""]
         text = lines[line - 1] if 0 < line <= len(lines) else ""
-        pointer = " " * (column - 1) + "^" * min(length, max(len(text) - column + 1, 1))
+        start = 0
+        if len(text) > SNIPPET:  # a window of the line around the fault, not all of it
+            start = max(0, min(column - 1 - SNIPPET // 2, len(text) - SNIPPET))
+            text = (
+                ("…" if start else "")
+                + text[start : start + SNIPPET]
+                + "…" * (start + SNIPPET < len(text))
+            )
+            start -= 1 if start else 0
+        offset = column - 1 - start
+        pointer = " " * offset + "^" * min(length, max(len(text) - offset, 1))
         return f"{message} Line {line}, Col: {column}.\n  {text}\n  {pointer}"
 
 
@@ -97,3 +111,13 @@ class SinkError(WorkbenchError):
     def __init__(self, sink: str, message: str, status: int | None = None, detail: str = ""):
         self.sink, self.status, self.detail = sink, status, detail
         super().__init__(f"{sink}: {message}")
+
+
+class StreamingPlanError(WorkbenchError):
+    """SQL that Spark can analyse but cannot run as a stream (found by starting the
+    plan over empty inputs); ``reason`` is Spark's reason, ``hint`` what to do."""
+
+    def __init__(self, reason: str, hint: str = ""):
+        self.reason, self.hint = reason, hint
+        tail = f" {hint}" if hint else ""
+        super().__init__(f"The SQL cannot run as a streaming job: {reason}.{tail}")

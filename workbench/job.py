@@ -112,13 +112,17 @@ class StreamingJob:
         """The dagger's result, streaming; each stream's dead letters are observed in it
         (:func:`workbench.deadletters.observed`)."""
         from workbench.sources.kafka import open_stream
+        from workbench.sql.enums import values_of
         from workbench.streams import registry_for, resolve
 
         registry = registry_for(self.spec)
-        streams = [open_stream(self.spark, r, registry) for r in resolve(self.spec, registry)]
+        resolved = resolve(self.spec, registry)
+        streams = [open_stream(self.spark, r, registry) for r in resolved]
         inputs = [
-            engine.Input(s.table, s.rows, self.spec.stream(s.table).event_timestamp_field)
-            for s in streams
+            engine.Input(
+                s.table, s.rows, r.spec.event_timestamp_field, values_of(registry, r.message)
+            )
+            for s, r in zip(streams, resolved, strict=True)
         ]
         plan = engine.build(
             self.spark,

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import engine
 from workbench.durations import to_millis
 from workbench.exceptions import UnknownNameError, WorkbenchError
+from workbench.sql.enums import values_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,7 +126,15 @@ def preview(
     chosen = by_table(samples)
     sql, rowtime, delay_ms, emit = _query(spec, watermark, emit)
     decoded = {t: s.decoded(spark) for t, s in chosen.items()}
-    inputs = [engine.Input(t, d.rows, chosen[t].event_timestamp_field) for t, d in decoded.items()]
+    inputs = [
+        engine.Input(
+            t,
+            d.rows,
+            chosen[t].event_timestamp_field,
+            values_of(chosen[t].registry(), chosen[t].message),
+        )
+        for t, d in decoded.items()
+    ]
     plan = engine.build(spark, sql, inputs, job="preview", rowtime=rowtime)
     missing = [t for t in plan.translation.tables if t not in chosen]
     if missing:

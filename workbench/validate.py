@@ -1,7 +1,9 @@
 """``workbench validate``: everything that can be checked without running the job.
 
-The spec's keys, its messages and event-time fields, and its SQL: parsed, translated
-and analysed by Spark over empty inputs with the messages' exact schemas.
+The spec's keys, its messages and event-time fields, and its SQL: parsed, translated,
+and planned and started as the job streams it, over empty inputs with the job's exact
+row schemas (:mod:`workbench.dry_run`); then each sink checks it can take the query's
+columns (:meth:`~workbench.sinks.registry.SinkConfig.check`).
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench import engine, streams
+from workbench import dry_run, streams
+from workbench.exceptions import SinkError, SpecError
 from workbench.spec import DaggerSpec, load
+from workbench.sql import enums, translate
 
 
 @dataclass
@@ -46,18 +50,22 @@ class ValidationReport:
 def check(spec: DaggerSpec) -> ValidationReport:
     from workbench.spark import session
 
-    resolved = streams.resolve(spec)
-    spark = session()
-    inputs = [
-        engine.Input(
-            r.spec.table, spark.createDataFrame([], r.schema), r.spec.event_timestamp_field
-        )
-        for r in resolved
-    ]
-    plan = engine.build(
-        spark, spec.sql, inputs, job=f"validate_{spec.name}", rowtime=spec.rowtime_attribute
+    registry = streams.registry_for(spec)
+    resolved = streams.resolve(spec, registry)
+    # The SQL's own faults are found before Spark starts.
+    translate(
+        spec.sql,
+        {r.spec.table: r.schema for r in resolved},
+        enum_fields={r.spec.table: enums.values_of(registry, r.message) for r in resolved},
     )
-    return ValidationReport(spec, resolved, plan.translation.sql, plan.result.schema)
+    plan = dry_run.check(session(), spec, resolved)
+    schema = plan.result.schema
+    for index, sink in enumerate(spec.sinks):
+        try:
+            sink.check(schema)
+        except SinkError as err:
+            raise SpecError(f"sinks[{index}]", str(err)) from None
+    return ValidationReport(spec, resolved, plan.translation.sql, schema)
 
 
 def validate(path: str | Path) -> ValidationReport:

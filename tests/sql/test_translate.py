@@ -33,7 +33,7 @@ def test_translation(case):
 @pytest.mark.parametrize("case", _load("errors.yaml"), ids=lambda c: c["title"])
 def test_errors_point_at_the_fault(case):
     with pytest.raises(SqlError) as info:
-        translate(case["sql"], ["booking", "payment"])
+        translate(case["sql"], ["booking", "payment"], None, case.get("enums"))
     err = info.value
     assert case["error"] in str(err)
     if "line" in case:

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import model_validator
 
+from workbench.exceptions import SinkError
 from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
     from workbench.sinks.influx_writer import InfluxWriter
 
@@ -49,6 +51,29 @@ class InfluxConfig(SinkConfig):
     def describe(self) -> str:
         target = self.database if self.api == 1 else self.bucket
         return f"influx v{self.api} {self.url} {target}/{self.measurement}"
+
+    def check(self, schema: StructType) -> None:
+        from workbench.sinks.influx_writer import LABEL_PREFIX, TAG_PREFIX
+
+        columns = [f.name for f in schema.fields]
+        if self.time_column not in columns:
+            raise SinkError(
+                self.describe(),
+                f"the query has no column '{self.time_column}' (time_column) for the points' "
+                f"time: select it in the SQL or name another one in 'time_column'. "
+                f"Columns: {', '.join(columns)}",
+            )
+        fields = [
+            c
+            for c in columns
+            if c != self.time_column and not c.startswith((TAG_PREFIX, LABEL_PREFIX))
+        ]
+        if not fields:
+            raise SinkError(
+                self.describe(),
+                "the query has only tag_*/label_* columns and the time: a point needs "
+                "at least one field (a column without those prefixes)",
+            )
 
     def open(self, ctx: SinkContext) -> InfluxBatchWriter:
         from workbench.sinks.influx_writer import InfluxWriter

@@ -22,6 +22,7 @@ from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 
 class KafkaConfig(SinkConfig):
@@ -42,6 +43,16 @@ class KafkaConfig(SinkConfig):
 
     def describe(self) -> str:
         return f"kafka {self.topic} ({self.format})"
+
+    def check(self, schema: StructType) -> None:
+        columns = [f.name for f in schema.fields]
+        missing = [c for c in self.key_columns if c not in columns]
+        if missing:
+            raise SinkError(
+                self.describe(),
+                f"key_columns {', '.join(missing)} are not columns of the query. "
+                f"Columns: {', '.join(columns)}",
+            )
 
     def open(self, ctx: SinkContext) -> KafkaWriter:
         return KafkaWriter(self, ctx)

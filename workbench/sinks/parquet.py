@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from workbench.exceptions import UnknownNameError
+from workbench.exceptions import SinkError, UnknownNameError
 from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
 
 #: The partition columns this sink derives from ``time_column``.
 BUCKETS = {"dt": "yyyy-MM-dd", "hour": "HH"}
@@ -30,6 +31,31 @@ class ParquetConfig(SinkConfig):
 
     def describe(self) -> str:
         return f"parquet {self.path}"
+
+    def check(self, schema: StructType) -> None:
+        from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
+
+        columns = {f.name: f.dataType for f in schema.fields}
+        if self.time_column not in columns:
+            raise SinkError(
+                self.describe(),
+                f"the query has no column '{self.time_column}' (time_column) to bucket by: "
+                f"select it in the SQL or name another one in 'time_column'. "
+                f"Columns: {', '.join(columns)}",
+            )
+        if not isinstance(columns[self.time_column], TimestampType | TimestampNTZType | DateType):
+            raise SinkError(
+                self.describe(),
+                f"time_column '{self.time_column}' is a "
+                f"{columns[self.time_column].simpleString()}, not a timestamp",
+            )
+        unknown = [p for p in self.partition_by if p not in BUCKETS and p not in columns]
+        if unknown:
+            raise SinkError(
+                self.describe(),
+                f"partition_by names {', '.join(unknown)}, which is neither a query column "
+                f"nor one of {', '.join(BUCKETS)}",
+            )
 
     def bucketed(self, frame: DataFrame) -> DataFrame:
         """``frame`` with the dt/hour columns the layout partitions by."""

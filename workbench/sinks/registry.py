@@ -24,6 +24,7 @@ from workbench.exceptions import UnknownNameError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
     from workbench.schemas import SchemaRegistry
 
@@ -67,6 +68,10 @@ class SinkConfig(BaseModel):
 
     def describe(self) -> str:
         return self.type
+
+    def check(self, schema: StructType) -> None:
+        """Raise :class:`~workbench.exceptions.SinkError` if rows of ``schema`` (the
+        query's result) cannot be written to this sink; ``validate`` calls it."""
 
     def open(self, ctx: SinkContext) -> SinkWriter:
         raise NotImplementedError(f"sink '{self.type}' has no batch writer")

@@ -1,8 +1,11 @@
 """Dagger SQL (Flink style) → Spark SQL: parse, check names, rewrite, generate.
 
-Stages, each one module: :mod:`.parse` → :mod:`.names` (tables and functions exist)
-→ :mod:`.windows` (TUMBLE/HOP/SESSION) → :mod:`.unnest` → :mod:`.functions`
-(UDF rewrites, exact distinct counts) → generation, orchestrated by :mod:`.translate`.
+Stages, each one module: :mod:`.parse` (nesting bounded) → :mod:`.names` (tables and
+functions exist) → :mod:`.enums` (enum fields compared with their own values) →
+:mod:`.windows` (TUMBLE/HOP/SESSION) → :mod:`.laterals` (UNNEST) → :mod:`.joins`
+(time-only interval joins) → :mod:`.functions` (UDF rewrites and argument ranges, exact
+distinct counts) → generation, orchestrated by :mod:`.translate`; :mod:`.analysis` tells
+Spark's analysis errors in terms of the SQL as written.
 """
 
 from workbench.sql.translate import Translation, translate

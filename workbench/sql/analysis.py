@@ -11,6 +11,11 @@ from typing import Any
 
 from workbench.exceptions import SqlError
 from workbench.sql import positions
+from workbench.sql.joins import HELPER_PREFIX
+from workbench.sql.windows import GROUP_WINDOWS
+
+#: Columns the translation adds (window structs, join buckets): never suggested.
+INTERNAL = {spark for spark, _ in GROUP_WINDOWS.values()}
 
 _BACKTICKED = re.compile(r"`([^`]*)`")
 
@@ -23,11 +28,12 @@ def to_sql_error(err: Any, source: str, views: dict[str, str]) -> SqlError:
     """A :class:`SqlError` for a pyspark ``AnalysisException`` raised on translated SQL."""
     condition = (_call(err, "getCondition") or _call(err, "getErrorClass") or "").upper()
     params = _call(err, "getMessageParameters") or {}
-    message = _untranslate(str(getattr(err, "_message", None) or err).split("\n")[0], views)
+    text = str(getattr(err, "_message", None) or err).strip()
+    message = _untranslate(text.split("\n")[0], views)
     name = None
     if condition.startswith(("UNRESOLVED_COLUMN", "UNRESOLVED_FIELD")):
         name = (_names(params.get("objectName", "")) or [params.get("fieldName", "")])[-1]
-        proposal = _untranslate(params.get("proposal", ""), views)
+        proposal = _suggestions(_untranslate(params.get("proposal", ""), views))
         what = "column" if condition.startswith("UNRESOLVED_COLUMN") else "field"
         hint = f" Did you mean one of: {proposal}?" if proposal else ""
         message = f"Unknown {what} '{name}'.{hint}"
@@ -39,6 +45,25 @@ def to_sql_error(err: Any, source: str, views: dict[str, str]) -> SqlError:
     if pos is None:
         return SqlError(f"Spark cannot analyse the query: {message}", source)
     return SqlError(message, source, pos.line, pos.column, pos.length)
+
+
+def _suggestions(proposal: str) -> str:
+    """Spark's proposal list without the columns the translation adds."""
+    kept = []
+    for item in proposal.split(", "):
+        name = (_names(item) or [item])[-1]
+        if name and name.lower() not in INTERNAL and not name.startswith(HELPER_PREFIX):
+            kept.append(item)
+    return ", ".join(kept)
+
+
+def hush_query_context_logs() -> None:
+    """pyspark logs every analysis error with its whole JVM stack on stderr before raising
+    it; the workbench reports each one in a line, so those logs are off."""
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
 
 
 def _untranslate(text: str, views: dict[str, str]) -> str:

@@ -53,6 +53,9 @@ def rewrite(tree: exp.Expr, sql: str) -> exp.Expr:
                 raise positions.error(
                     f"{udf.name} takes {_arity(udf)}: {udf.signature}.", sql, node
                 )
+            bad = udf.out_of_range(list(node.expressions))
+            if bad is not None:
+                raise positions.error(bad[1], sql, bad[0])
             return udf.rewrite(list(node.expressions)) or node
         return node
 

@@ -28,7 +28,7 @@ def millis(node: exp.Expr) -> int | None:
     text = node.this.name.strip()
     unit = node.args.get("unit")
     if unit is None:  # INTERVAL '5 minutes'
-        match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([A-Za-z]+)", text)
+        match = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", text)
         if not match or _unit(match.group(2)) is None:
             return None
         return int(float(match.group(1)) * (_unit(match.group(2)) or 0))

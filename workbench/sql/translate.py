@@ -6,15 +6,21 @@ analyst previews is what the streaming job computes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
-from workbench.sql import functions, laterals, names, windows
+from workbench.exceptions import SqlError
+from workbench.sql import enums, functions, joins, laterals, names, windows
 from workbench.sql.dialect import dagger_dialect
 from workbench.sql.parse import parse
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -26,25 +32,67 @@ class Translation:
 
 
 def translate(
-    sql: str, tables: Mapping[str, Any] | Iterable[str], views: Mapping[str, str] | None = None
+    sql: str,
+    tables: Mapping[str, Any] | Iterable[str],
+    views: Mapping[str, str] | None = None,
+    enum_fields: enums.Enums | None = None,
 ) -> Translation:
     """Spark SQL for ``sql`` over ``tables``.
 
     ``tables`` maps each stream table to its Spark schema (a ``StructType``, used to
     tell arrays of rows from arrays of values in UNNEST) or is just the table names.
     ``views`` renames tables to the temp-view names the plan registers.
+    ``enum_fields`` gives each table's enum fields and their values (see :mod:`.enums`).
     """
     schemas = dict(tables) if isinstance(tables, Mapping) else {t: None for t in tables}
     views = dict(views) if views is not None else {t: t for t in schemas}
+    with _room_for_nesting():
+        try:
+            return _translate(sql, schemas, views, enum_fields)
+        except RecursionError:
+            raise SqlError(
+                "The SQL nests too deeply to translate: simplify it (fewer nested "
+                "parentheses or subqueries, or a WITH clause).",
+                sql,
+            ) from None
+
+
+def _translate(
+    sql: str,
+    schemas: dict[str, Any],
+    views: dict[str, str],
+    enum_fields: enums.Enums | None,
+) -> Translation:
     tree = parse(sql)
     used = names.check_and_rename(tree, sql, views)
     functions.check_names(tree, sql)
+    enums.check(tree, sql, enum_fields or {}, views)
     originals = _unaliased_projections(tree)
     windows.rewrite(tree, sql)
     laterals.rewrite(tree, sql, _element_fields(tree, schemas, views))
+    joins.rewrite(tree, sql)
     functions.rewrite(tree, sql)
     _keep_names(originals)
+    _quote_unusual_names(tree)
     return Translation(sql, tree.sql(dialect=dagger_dialect()), used, views)
+
+
+@contextmanager
+def _room_for_nesting(frames: int = 20_000) -> Iterator[None]:
+    """sqlglot parses and generates recursively, about 20 frames per nesting level."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, frames))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _quote_unusual_names(tree: exp.Expr) -> None:
+    """Names Spark only reads quoted (``ä``, ``статус``: Flink takes them as they are)."""
+    for identifier in tree.find_all(exp.Identifier):
+        if not identifier.quoted and not _PLAIN_NAME.fullmatch(identifier.name):
+            identifier.set("quoted", True)
 
 
 def _unaliased_projections(tree: exp.Expr) -> list[tuple[exp.Select, int, str]]:

@@ -72,9 +72,15 @@ def _rewrite_group(select: exp.Select, sql: str) -> GroupWindow | None:
 
 def _duration(node: exp.Expr, sql: str, call: exp.Expr) -> exp.Literal:
     ms = intervals.millis(node)
-    if ms is None or ms <= 0:
+    if ms is None:
         raise positions.error(
             "Window sizes are interval literals such as INTERVAL '60' SECOND.", sql, call
+        )
+    if ms <= 0:
+        raise positions.error(
+            f"A window size must be positive, not {node.sql()}: e.g. INTERVAL '60' SECOND.",
+            sql,
+            node if positions.first_in(node) else call,
         )
     return exp.Literal.string(spark_interval(ms))
 

@@ -34,9 +34,19 @@ def _haversine_km() -> str:
     return f"{EARTH_RADIUS_KM} * (2 * atan2(sqrt({a}), sqrt(greatest(0, 1 - {a}))))"
 
 
-def _jvm(name: str, params: tuple[str, ...], returns: str, doc: str) -> JvmFunction:
+#: S2 cell levels run from 0 (a cube face) to 30 (about 1 cm2); geohashes have 1..12 chars.
+S2_LEVELS = (0, 30)
+GEOHASH_LENGTHS = (1, 12)
+
+
+def _jvm(name: str, params: tuple[str, ...], returns: str, doc: str, ranges=()) -> JvmFunction:
     return JvmFunction(
-        name=name, params=params, returns=returns, doc=doc, java_class=f"{_PACKAGE}.{name}"
+        name=name,
+        params=params,
+        returns=returns,
+        doc=doc,
+        ranges=ranges,
+        java_class=f"{_PACKAGE}.{name}",
     )
 
 
@@ -45,7 +55,8 @@ S2ID = UDFS.add(
         "S2Id",
         (*_POINT, "level INT"),
         "string",
-        "Id of the level-`level` S2 cell holding the point, as a signed 64-bit decimal.",
+        "Id of the level-`level` (0..30) S2 cell holding the point, as a signed 64-bit decimal.",
+        ((2, *S2_LEVELS),),
     )
 )
 S2TOKEN = UDFS.add(
@@ -53,7 +64,8 @@ S2TOKEN = UDFS.add(
         "S2Token",
         (*_POINT, "level INT"),
         "string",
-        "Token (short hex) of the level-`level` S2 cell holding the point, for maps.",
+        "Token (short hex) of the level-`level` (0..30) S2 cell holding the point, for maps.",
+        ((2, *S2_LEVELS),),
     )
 )
 GEOHASH = UDFS.add(
@@ -62,6 +74,7 @@ GEOHASH = UDFS.add(
         (*_POINT, "length INT"),
         "string",
         "Base32 geohash of the point with `length` (1..12) characters.",
+        ((2, *GEOHASH_LENGTHS),),
     )
 )
 S2AREA = UDFS.add(

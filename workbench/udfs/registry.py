@@ -37,6 +37,8 @@ class Udf:
     doc: str
     kind: Kind = "scalar"
     optional: int = 0  # how many trailing params may be omitted
+    #: (argument index, lowest, highest): a constant integer argument must be in range
+    ranges: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def signature(self) -> str:
@@ -44,6 +46,17 @@ class Udf:
 
     def arity_ok(self, n: int) -> bool:
         return len(self.params) - self.optional <= n <= len(self.params)
+
+    def out_of_range(self, args: list[exp.Expr]) -> tuple[exp.Expr, str] | None:
+        """The first constant argument outside its range, and what is wrong with it."""
+        for index, low, high in self.ranges:
+            value = _constant_int(args[index]) if index < len(args) else None
+            if value is not None and not low <= value <= high:
+                param = self.params[index].split()[0]
+                return args[index], (
+                    f"{self.name}'s {param} is {value}: it must be between {low} and {high}."
+                )
+        return None
 
     def register(self, spark: SparkSession) -> None:
         """Make the function callable on ``spark`` (rewrites need nothing)."""
@@ -89,6 +102,19 @@ class Rewrite(Udf):
         if callable(self.template):
             return self.template(args)
         return substitute(self.template, args)
+
+
+def _constant_int(node: exp.Expr) -> int | None:
+    """The value of an integer literal (``13``, ``-1``, ``(31)``), else None."""
+    from sqlglot import exp
+
+    node = node.unnest()
+    sign = 1
+    if isinstance(node, exp.Neg):
+        node, sign = node.this.unnest(), -1
+    if isinstance(node, exp.Literal) and not node.is_string and node.name.lstrip("+").isdigit():
+        return sign * int(node.name)
+    return None
 
 
 def substitute(template: str, args: list[exp.Expr]) -> exp.Expr:

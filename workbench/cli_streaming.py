@@ -63,10 +63,15 @@ class _one_paragraph:
             detail = getattr(err, "detail", "")
             print(detail or "".join(traceback.format_exception(err)), file=sys.stderr)
         text = str(err) if isinstance(err, JobFailedError) else summary(text_of(err))
-        hint = "" if self.verbose else " (run with --verbose for Spark's trace)"
+        hint = "" if self.verbose else " Run with --verbose for Spark's trace."
+        if self.job.resumed:
+            hint = (
+                " If the checkpoint holds an earlier version of this query, run with "
+                f"--checkpoint NEW_DIR.{hint}"
+            )
         raise WorkbenchError(
             f"dagger '{self.job.spec.name}' (checkpoint {self.job.checkpoint}) stopped: "
-            f"{text}{hint}"
+            f"{text.rstrip('.')}.{hint}"
         ) from None
 
 

@@ -76,15 +76,16 @@ def spec_hash(spec: DaggerSpec) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def cluster_id(stream: StreamSpec, timeout_s: float = 15.0) -> str | None:
+def cluster_id(stream: StreamSpec, timeout_s: float = 10.0) -> str | None:
     """The Kafka cluster id behind ``stream``'s bootstrap servers; None when the broker
     cannot be asked (Spark then reports the connection problem itself)."""
     from confluent_kafka.admin import AdminClient
 
     from workbench.infra.kafka import LOG
 
-    try:
-        admin = AdminClient({"bootstrap.servers": stream.bootstrap_servers, "logger": LOG})
+    conf = {**stream.kafka_options, "bootstrap.servers": stream.bootstrap_servers}
+    try:  # options librdkafka does not know (sasl.jaas.config) leave the id unknown
+        admin = AdminClient({**conf, "logger": LOG})
         return admin.describe_cluster(request_timeout=timeout_s).result(timeout_s).cluster_id
     except Exception:  # noqa: BLE001 - unknown is a valid answer; Spark reports the cause
         return None

@@ -83,9 +83,10 @@ def cluster_id(stream: StreamSpec, timeout_s: float = 10.0) -> str | None:
 
     from workbench.infra.kafka import LOG
 
-    conf = {**stream.kafka_options, "bootstrap.servers": stream.bootstrap_servers}
+    conf: dict[str, Any] = {**stream.kafka_options, "bootstrap.servers": stream.bootstrap_servers}
+    conf["logger"] = LOG
     try:  # options librdkafka does not know (sasl.jaas.config) leave the id unknown
-        admin = AdminClient({**conf, "logger": LOG})
+        admin = AdminClient(conf)
         return admin.describe_cluster(request_timeout=timeout_s).result(timeout_s).cluster_id
     except Exception:  # noqa: BLE001 - unknown is a valid answer; Spark reports the cause
         return None
@@ -144,8 +145,9 @@ def differences(found: Manifest, wanted: Manifest) -> list[str]:
     if found.dagger != wanted.dagger:
         problems.append(f"it belongs to dagger '{found.dagger}', not '{wanted.dagger}'")
     if found.streams != wanted.streams:
-        before, now = _streams(found.streams), _streams(wanted.streams)
-        problems.append(f"its streams are {before}, not {now}")
+        problems.append(
+            f"its streams are {_streams(found.streams)}, not {_streams(wanted.streams)}"
+        )
     for table, cluster in wanted.clusters.items():
         before = found.clusters.get(table)
         if before and cluster and before != cluster:

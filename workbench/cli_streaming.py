@@ -51,14 +51,14 @@ class _one_paragraph:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, err, tb) -> bool:
+    def __exit__(self, kind, err, tb) -> None:
         from workbench.job import JobFailedError
         from workbench.spark_errors import summary, text_of
 
         if err is None or (isinstance(err, WorkbenchError) and not isinstance(err, JobFailedError)):
-            return False  # a workbench error already is one clear line
+            return  # a workbench error already is one clear line
         if not isinstance(err, Exception):
-            return False  # KeyboardInterrupt, SystemExit
+            return  # KeyboardInterrupt, SystemExit
         if self.verbose:
             detail = getattr(err, "detail", "")
             print(detail or "".join(traceback.format_exception(err)), file=sys.stderr)

@@ -22,7 +22,17 @@ import pyarrow.dataset as ds
 import pytest
 from geo_reference import surge_windows
 from readback import kafka_messages
-from streaming import START, SURGE_SQL, closed, kafka_sink, new_topic, publish_events, surge_spec
+from streaming import (
+    START,
+    SURGE_SQL,
+    closed,
+    influx_v1_rows,
+    influx_v1_sink,
+    kafka_sink,
+    new_topic,
+    publish_events,
+    surge_spec,
+)
 
 from workbench.job import JobFailedError, StreamingJob
 
@@ -134,38 +144,48 @@ def _forget_last_commit(checkpoint) -> int:
 
 
 def test_replays_are_skipped_and_reported_and_an_old_checkpoint_cannot_break_the_log(
-    spark, kafka_broker, tmp_path
+    spark, kafka_broker, influxdb_v1, tmp_path
 ):
     bootstrap = kafka_broker.bootstrap
     topic, out = new_topic(bootstrap, "replay-in"), new_topic(bootstrap, "replay-out")
     sent = publish_events(bootstrap, topic, 1200)
     parquet = tmp_path / "surge"
-    sinks = [{"type": "parquet", "path": str(parquet)}, kafka_sink(bootstrap, out)]
+    influx = influx_v1_sink(influxdb_v1)
+    sinks = [{"type": "parquet", "path": str(parquet)}, kafka_sink(bootstrap, out), influx]
     v1 = surge_spec(bootstrap, topic, tmp_path, sinks)
     v2 = v1.model_copy(update={"sql": EDITED_SQL})
     c1, c2 = tmp_path / "c1", tmp_path / "c2"
     psink, ksink = f"parquet {parquet}", f"kafka {out} (json)"
+    isink = v1.sinks[2].describe()
 
     def run(spec, checkpoint):
         return StreamingJob(spec, spark, checkpoint=checkpoint, available_now=True, emit=None).run()
 
     first = run(v1, c1)
-    expected1 = rows(closed(surge_windows(sent.events), sent.events))
-    assert first.rows_written == {psink: sum(expected1.values()), ksink: sum(expected1.values())}
+    windows1 = closed(surge_windows(sent.events), sent.events)
+    expected1 = rows(windows1)
+    n1 = sum(expected1.values())
+    assert first.rows_written == {psink: n1, ksink: n1, isink: n1}
 
     _forget_last_commit(c1)
-    replay = run(v1, c1)  # the replayed batch is in both sinks already
-    assert replay.rows_written == {psink: 0, ksink: 0}
+    replay = run(v1, c1)  # the replayed batch is in every sink already
+    assert replay.rows_written[psink] == replay.rows_written[ksink] == 0
     assert replay.rows_skipped[psink] == replay.rows_skipped[ksink] > 0
+    assert replay.rows_written[isink] == replay.rows_skipped[psink]  # points rewritten
+    assert isink not in replay.rows_skipped
     assert parquet_rows(spark, parquet) == expected1 == kafka_rows(bootstrap, out)
+    assert influx_v1_rows(influxdb_v1, influx) == windows1
 
     run(v2, c2)  # the edited dagger: a new generation
-    expected2 = rows(closed(surge_windows(sent.events, window_s=120), sent.events))
+    windows2 = closed(surge_windows(sent.events, window_s=120), sent.events)
+    expected2 = rows(windows2)
     assert parquet_rows(spark, parquet) == expected1 + expected2 == kafka_rows(bootstrap, out)
+    # Points are keyed by tags and time: the edited version overwrites the windows it shares.
+    assert influx_v1_rows(influxdb_v1, influx) == {**windows1, **windows2}
 
     _forget_last_commit(c1)  # the old checkpoint's replay, after the newer one wrote
     again = run(v1, c1)
-    assert again.rows_written == {psink: 0, ksink: 0}
+    assert again.rows_written[psink] == again.rows_written[ksink] == 0
     assert parquet_rows(spark, parquet) == expected1 + expected2 == kafka_rows(bootstrap, out)
 
     publish_events(bootstrap, topic, 300, seed=4, start=START + timedelta(hours=1))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -42,37 +44,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-class _one_paragraph:
+@contextlib.contextmanager
+def _one_paragraph(job, verbose: bool) -> Iterator[None]:
     """Spark and py4j errors of a run as one paragraph (``--verbose``: with the trace)."""
+    from workbench.job import JobFailedError
+    from workbench.spark_errors import summary, text_of
 
-    def __init__(self, job, verbose: bool):
-        self.job, self.verbose = job, verbose
+    try:
+        yield
+    except JobFailedError as err:
+        raise _paragraph(job, str(err), err.detail, verbose) from None
+    except WorkbenchError:
+        raise  # already one clear line
+    except Exception as err:  # noqa: BLE001 - py4j / pyspark errors at start
+        trace = "".join(traceback.format_exception(err))
+        raise _paragraph(job, summary(text_of(err)), trace, verbose) from None
 
-    def __enter__(self) -> None:
-        return None
 
-    def __exit__(self, kind, err, tb) -> None:
-        from workbench.job import JobFailedError
-        from workbench.spark_errors import summary, text_of
-
-        if err is None or (isinstance(err, WorkbenchError) and not isinstance(err, JobFailedError)):
-            return  # a workbench error already is one clear line
-        if not isinstance(err, Exception):
-            return  # KeyboardInterrupt, SystemExit
-        if self.verbose:
-            detail = getattr(err, "detail", "")
-            print(detail or "".join(traceback.format_exception(err)), file=sys.stderr)
-        text = str(err) if isinstance(err, JobFailedError) else summary(text_of(err))
-        hint = "" if self.verbose else " Run with --verbose for Spark's trace."
-        if self.job.resumed:
-            hint = (
-                " If the checkpoint holds an earlier version of this query, run with "
-                f"--checkpoint NEW_DIR.{hint}"
-            )
-        raise WorkbenchError(
-            f"dagger '{self.job.spec.name}' (checkpoint {self.job.checkpoint}) stopped: "
-            f"{text.rstrip('.')}.{hint}"
-        ) from None
+def _paragraph(job, text: str, detail: str, verbose: bool) -> WorkbenchError:
+    if verbose:
+        print(detail, file=sys.stderr)
+    hint = "" if verbose else " Run with --verbose for Spark's trace."
+    if job.resumed:
+        hint = (
+            " If the checkpoint holds an earlier version of this query, run with "
+            f"--checkpoint NEW_DIR.{hint}"
+        )
+    return WorkbenchError(
+        f"dagger '{job.spec.name}' (checkpoint {job.checkpoint}) stopped: {text.rstrip('.')}.{hint}"
+    )
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

@@ -52,10 +52,7 @@ def with_bootstrap(spec: DaggerSpec, servers: str) -> DaggerSpec:
     """``spec`` with every Kafka address (streams, Kafka sinks, dead letters) set to
     ``servers``."""
     streams = [s.model_copy(update={"bootstrap_servers": servers}) for s in spec.streams]
-    sinks = [
-        s.model_copy(update={"bootstrap_servers": servers}) if s.type == "kafka" else s
-        for s in spec.sinks
-    ]
+    sinks = [s.with_bootstrap(servers) for s in spec.sinks]
     dead = spec.dead_letter.model_copy(update={"bootstrap_servers": servers})
     return spec.model_copy(update={"streams": streams, "sinks": sinks, "dead_letter": dead})
 

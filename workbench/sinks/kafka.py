@@ -46,6 +46,9 @@ class KafkaConfig(SinkConfig):
     def open(self, ctx: SinkContext) -> KafkaWriter:
         return KafkaWriter(self, ctx)
 
+    def with_bootstrap(self, servers: str) -> KafkaConfig:
+        return self.model_copy(update={"bootstrap_servers": servers})
+
 
 class KafkaWriter:
     def __init__(self, config: KafkaConfig, ctx: SinkContext):

@@ -86,6 +86,10 @@ class SinkConfig(BaseModel):
     def open(self, ctx: SinkContext) -> SinkWriter:
         raise NotImplementedError(f"sink '{self.type}' has no batch writer")
 
+    def with_bootstrap(self, servers: str) -> SinkConfig:
+        """This sink with its Kafka address set to ``servers`` (unchanged if it has none)."""
+        return self
+
 
 class SinkRegistry:
     def __init__(self) -> None:

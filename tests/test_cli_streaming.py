@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from readback import kafka_messages
+from streaming import new_topic, publish_events, surge_spec
 
 from workbench.infra.ports import free_ports
 from workbench.schemas import default_registry
@@ -81,3 +82,35 @@ def test_demo_runs_end_to_end_and_checks_itself(tmp_path):
         assert "] batch " in result.stdout  # progress lines
     finally:
         workbench("dev", "kafka", "down", "--port", port, "--state-dir", tmp_path / "kafka")
+
+
+def test_run_prints_a_line_for_a_batch_of_only_undecodable_records(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "all-bad")
+    sent = publish_events(bootstrap, topic, 40, malformed=1.0)
+    assert sent.malformed == 40
+    spec = surge_spec(bootstrap, topic, tmp_path, [], name="all-bad")
+    (tmp_path / "spec.yaml").write_text(spec.to_yaml())
+    result = workbench("run", tmp_path / "spec.yaml", "--available-now")
+    assert result.returncode == 0, result.stderr[-3000:]
+    batches = [ln for ln in result.stdout.splitlines() if ln.startswith("[all-bad:sinks] batch")]
+    assert batches and batches[0].startswith("[all-bad:sinks] batch 0: 0 rows | ")
+    assert batches[0].endswith("dead letters 40")
+    assert "stopped: 40 records read, 0 late, 40 dead letters" in result.stdout
+    assert "warning" not in result.stderr
+
+
+def test_a_bounded_run_that_reads_nothing_warns(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "nothing-new")
+    publish_events(bootstrap, topic, 200)  # already there: 'latest' starts after them
+    spec = surge_spec(bootstrap, topic, tmp_path, [], stream_options={"starting_offsets": "latest"})
+    (tmp_path / "spec.yaml").write_text(spec.to_yaml())
+    result = workbench("run", tmp_path / "spec.yaml", "--available-now")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "stopped: 0 records read" in result.stdout
+    [warning] = [ln for ln in result.stderr.splitlines() if ln.startswith("warning:")]
+    assert warning.startswith(
+        f"warning: read 0 records from {topic} (starting_offsets=latest): nothing was processed."
+    )
+    assert "starting_offsets: earliest" in warning

@@ -238,3 +238,25 @@ def test_early_updates_rewrite_windows_until_final(spark, kafka_broker, influxdb
 
     rewritten = influx_v1_rows(influxdb_v1, influx)
     assert {k: v for k, v in rewritten.items() if k in expected} == expected
+
+
+def test_with_bootstrap_moves_every_kafka_address_and_nothing_else(tmp_path):
+    from workbench.job import with_bootstrap
+
+    spec = parse(
+        {
+            "name": "moved",
+            "streams": [{"table": "booking", "message": "BookingLogMessage", "topics": ["t"]}],
+            "sql": "SELECT * FROM booking",
+            "sinks": [
+                {"type": "kafka", "topic": "out"},
+                {"type": "parquet", "path": str(tmp_path / "p")},
+            ],
+            "dead_letter": {"type": "kafka", "topic": "dlq"},
+        }
+    )
+    moved = with_bootstrap(spec, "broker:1234")
+    assert moved.streams[0].bootstrap_servers == "broker:1234"
+    assert moved.sinks[0].bootstrap_servers == "broker:1234"  # type: ignore[attr-defined]
+    assert moved.sinks[1] == spec.sinks[1]
+    assert moved.dead_letter.bootstrap_servers == "broker:1234"

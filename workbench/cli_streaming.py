@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+
+from workbench.exceptions import WorkbenchError
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -12,25 +19,60 @@ def cmd_run(args: argparse.Namespace) -> int:
     from workbench import spec as spec_module
     from workbench.job import StreamingJob, with_bootstrap
 
+    # Spark's own ERROR lines repeat the failure as pages of JVM trace: only with --verbose.
+    os.environ.setdefault("WORKBENCH_SPARK_LOG_LEVEL", "WARN" if args.verbose else "OFF")
     spec = spec_module.load(args.spec)
     if args.bootstrap_servers:
         spec = with_bootstrap(spec, args.bootstrap_servers)
     job = StreamingJob(spec, checkpoint=args.checkpoint, available_now=args.available_now)
-    job.start()
-    where = ", ".join(s.describe() for s in spec.sinks) or "log"
+    with _one_paragraph(job, args.verbose):
+        job.start()
+        where = ", ".join(s.describe() for s in spec.sinks) or "log"
+        print(
+            f"dagger '{spec.name}' running: checkpoint {job.checkpoint}; sinks: {where}; "
+            f"dead letters: {deadletters.describe(spec)}"
+        )
+        print("stop with Ctrl-C (or SIGTERM): the current micro-batch finishes first")
+        totals = job.run(duration_s=args.duration)
     print(
-        f"dagger '{spec.name}' running: checkpoint {job.checkpoint}; sinks: {where}; "
-        f"dead letters: {deadletters.describe(spec)}"
+        f"stopped: {totals.records_read:,} records read, {totals.late_rows:,} late, "
+        f"{totals.dead_letters:,} dead letters; rows written: {totals.written_summary()}"
     )
-    print("stop with Ctrl-C (or SIGTERM): the current micro-batch finishes first")
-    totals = job.run(duration_s=args.duration)
-    written = ", ".join(f"{k}: {v:,}" for k, v in totals.rows_written.items()) or "-"
-    print(
-        f"stopped: {totals.input_rows + totals.dead_letters:,} records read, "
-        f"{totals.late_rows:,} late, "
-        f"{totals.dead_letters:,} dead letters; rows written: {written}"
-    )
+    warning = job.nothing_read()
+    if warning:
+        print(warning, file=sys.stderr)
     return 0
+
+
+@contextlib.contextmanager
+def _one_paragraph(job, verbose: bool) -> Iterator[None]:
+    """Spark and py4j errors of a run as one paragraph (``--verbose``: with the trace)."""
+    from workbench.job import JobFailedError
+    from workbench.spark_errors import summary, text_of
+
+    try:
+        yield
+    except JobFailedError as err:
+        raise _paragraph(job, str(err), err.detail, verbose) from None
+    except WorkbenchError:
+        raise  # already one clear line
+    except Exception as err:  # noqa: BLE001 - py4j / pyspark errors at start
+        trace = "".join(traceback.format_exception(err))
+        raise _paragraph(job, summary(text_of(err)), trace, verbose) from None
+
+
+def _paragraph(job, text: str, detail: str, verbose: bool) -> WorkbenchError:
+    if verbose:
+        print(detail, file=sys.stderr)
+    hint = "" if verbose else " Run with --verbose for Spark's trace."
+    if job.resumed:
+        hint = (
+            " If the checkpoint holds an earlier version of this query, run with "
+            f"--checkpoint NEW_DIR.{hint}"
+        )
+    return WorkbenchError(
+        f"dagger '{job.spec.name}' (checkpoint {job.checkpoint}) stopped: {text.rstrip('.')}.{hint}"
+    )
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -129,6 +171,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--available-now",
         action="store_true",
         help="process what the topics hold now, then stop (backfill)",
+    )
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="on an error, print Spark's full trace and log (default: one paragraph)",
     )
     p.set_defaults(run=cmd_run)
 

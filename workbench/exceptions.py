@@ -121,3 +121,22 @@ class StreamingPlanError(WorkbenchError):
         self.reason, self.hint = reason, hint
         tail = f" {hint}" if hint else ""
         super().__init__(f"The SQL cannot run as a streaming job: {reason}.{tail}")
+
+
+class CheckpointMismatchError(WorkbenchError):
+    """A checkpoint folder that belongs to another dagger, other streams, another Kafka
+    cluster or another version of the SQL; ``problems`` lists each difference."""
+
+    def __init__(self, checkpoint: str, problems: list[str], legacy: bool = False):
+        self.checkpoint, self.problems, self.legacy = checkpoint, problems, legacy
+        super().__init__(
+            f"checkpoint {checkpoint} cannot run this spec: {'; '.join(problems)}. "
+            "A checkpoint holds one query's Kafka offsets and window state: run with "
+            "--checkpoint NEW_DIR (or a new `checkpoint:` in the spec) to start this version "
+            "from the streams' starting_offsets (a Parquet sink continues as a new generation "
+            f"of the same table), or delete {checkpoint} to start over."
+        )
+
+
+class SinkGenerationError(SinkError):
+    """A query writing into a sink log that a newer query (checkpoint) has written since."""

@@ -5,7 +5,12 @@ once per micro-batch. Each micro-batch of the dagger SQL's result is handed, wit
 batch id, to every sink; the records that did not decode leave the plan as an observed
 metric and go, with the same batch id, to the dead-letter writer. Every writer makes a
 replayed batch id harmless (points rewritten in place, Kafka transactions with commit
-markers, Spark's file-sink log for Parquet, a dead-letter folder per batch).
+markers, Spark's file-sink log for Parquet, a dead-letter folder per batch), and counts
+only the rows it wrote.
+
+Before Spark starts, the checkpoint's manifest is checked (:mod:`workbench.checkpoints`):
+a checkpoint that belongs to another dagger, other streams, another Kafka cluster or
+another version of the SQL is refused with what to do.
 
 A stop (Ctrl-C, SIGTERM, :meth:`StreamingJob.stop`) waits for the current
 micro-batch to finish; a crash (SIGKILL) loses nothing either, because the query
@@ -15,7 +20,6 @@ restarts from its checkpoint and replays the unfinished batch.
 from __future__ import annotations
 
 import contextlib
-import re
 import signal
 import threading
 import time
@@ -23,12 +27,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench import deadletters, engine
+from workbench import checkpoints, deadletters, engine
 from workbench.durations import spark_interval
 from workbench.exceptions import WorkbenchError
 from workbench.paths import subdir
 from workbench.progress import ProgressListener, Totals
-from workbench.sinks.registry import SinkConfig, SinkContext, SinkWriter
+from workbench.sinks.registry import SinkConfig, SinkContext, SinkWriter, Written
+from workbench.spark_errors import summary
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -36,7 +41,7 @@ if TYPE_CHECKING:
 
     from workbench.spec import DaggerSpec
 
-QUERY = "sinks"  # the job's streaming query (and its checkpoint folder)
+QUERY = checkpoints.QUERY  # the job's streaming query (and its checkpoint folder)
 
 
 def default_checkpoint(job: str) -> Path:
@@ -47,10 +52,7 @@ def with_bootstrap(spec: DaggerSpec, servers: str) -> DaggerSpec:
     """``spec`` with every Kafka address (streams, Kafka sinks, dead letters) set to
     ``servers``."""
     streams = [s.model_copy(update={"bootstrap_servers": servers}) for s in spec.streams]
-    sinks = [
-        s.model_copy(update={"bootstrap_servers": servers}) if s.type == "kafka" else s
-        for s in spec.sinks
-    ]
+    sinks = [s.with_bootstrap(servers) for s in spec.sinks]
     dead = spec.dead_letter.model_copy(update={"bootstrap_servers": servers})
     return spec.model_copy(update={"streams": streams, "sinks": sinks, "dead_letter": dead})
 
@@ -78,6 +80,7 @@ class StreamingJob:
         self._stopping = threading.Event()
         self._spark = spark
         self._listener: ProgressListener | None = None
+        self.resumed = False  # the checkpoint had committed micro-batches before this run
 
     # --- building ---------------------------------------------------------------------
 
@@ -139,9 +142,12 @@ class StreamingJob:
     def start(self) -> StreamingJob:
         from workbench.sinks.log import LogConfig
 
+        note = checkpoints.check(self.checkpoint, self.spec)
+        if note and self.emit is not None:
+            self.emit(note)
+        self.resumed = checkpoints.has_progress(self.checkpoint)
         result = self.plan()
         sinks = list(self.spec.sinks) or [LogConfig()]
-        self.checkpoint.mkdir(parents=True, exist_ok=True)
         self._listener = ProgressListener(f"{self.spec.name}:{QUERY}", self.totals, self.emit)
         self.spark.streams.addListener(self._listener)
         try:
@@ -163,7 +169,8 @@ class StreamingJob:
             batch = batch.persist()
             try:
                 for config, writer in self._writers:
-                    self.totals.add_written(config.describe(), writer.write(batch, batch_id))
+                    done = Written.of(writer.write(batch, batch_id))
+                    self.totals.add_written(config.describe(), done.rows, done.skipped)
                 batch.count()  # computed (so its dead letters observed), whatever the writers did
                 query = next(q for q in self.spark.streams.active if q.name == name)
                 letters = deadletters.observed(query, tables)
@@ -209,7 +216,7 @@ class StreamingJob:
             if err is not None:
                 self.stop(graceful=False)
                 cause = getattr(err, "desc", None) or str(err)
-                raise JobFailedError(f"query '{query.name}' failed: {_first_lines(cause)}")
+                raise JobFailedError(f"query '{query.name}' failed: {summary(cause)}", cause)
 
     def stop(self, graceful: bool = True) -> None:
         """Stop every query; ``graceful`` lets a running micro-batch finish first."""
@@ -228,9 +235,35 @@ class StreamingJob:
             self.spark.streams.removeListener(self._listener)
             self._listener = None
 
+    def nothing_read(self) -> str | None:
+        """After a bounded (``available_now``) run: a warning when it read no record."""
+        if not self.available_now or self.totals.records_read:
+            return None
+        where = "; ".join(
+            f"{', '.join(s.topics or []) or 'pattern ' + str(s.topic_pattern)} "
+            f"(starting_offsets={s.starting_offsets})"
+            for s in self.spec.streams
+        )
+        if self.resumed:
+            why = (
+                f"checkpoint {self.checkpoint} had already read everything the topics hold; "
+                "publish more, or use a new --checkpoint to read them again"
+            )
+        else:
+            why = (
+                "a new checkpoint starts at each stream's starting_offsets; use "
+                "starting_offsets: earliest in the spec to read what the topics hold "
+                "(and a new --checkpoint, since this one now starts at the end)"
+            )
+        return f"warning: read 0 records from {where}: nothing was processed. {why}"
+
 
 class JobFailedError(WorkbenchError):
-    """A streaming query of the job stopped with an error."""
+    """A streaming query of the job stopped with an error; ``detail`` is Spark's text."""
+
+    def __init__(self, message: str, detail: str = ""):
+        self.detail = detail
+        super().__init__(message)
 
 
 def _drain_listeners(spark: SparkSession, timeout_ms: int = 30_000) -> None:
@@ -259,12 +292,3 @@ def _on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:
             signal.signal(sig, old)
 
     return restore
-
-
-def _first_lines(text: str, n: int = 6) -> str:
-    """The start of an error text, plus the exception a Python traceback inside it ends in
-    (a foreachBatch failure is a JVM error wrapping the Python one)."""
-    lines = text.strip().splitlines()
-    raised = [ln for ln in lines if re.match(r"^[\w.]+(Error|Exception|Exit)\b.*", ln)]
-    head = "\n".join(lines[:n])
-    return f"{head}\n...\n{raised[-1]}" if raised and raised[-1] not in lines[:n] else head

@@ -2,7 +2,8 @@
 
 :class:`ProgressListener` is a Spark ``StreamingQueryListener`` that turns each
 micro-batch's progress into a :class:`BatchReport` line (input rate, processed rate,
-batch duration, watermark, late and dead-letter counts) and keeps running totals.
+batch duration, watermark, late and dead-letter counts) and keeps running totals. Every
+micro-batch gets a line, also one whose records all failed to decode (0 rows).
 """
 
 from __future__ import annotations
@@ -20,17 +21,34 @@ from workbench.sources.kafka import DECODED
 @dataclass
 class Totals:
     """Counts since the job started (this process). ``input_rows`` are the records that
-    decoded; ``dead_letters`` the ones that did not."""
+    decoded; ``dead_letters`` the ones that did not. ``rows_written`` counts the rows each
+    sink wrote; ``rows_skipped`` the rows of replayed batches a sink already held."""
 
     input_rows: int = 0
     late_rows: int = 0
     dead_letters: int = 0
     rows_written: dict[str, int] = field(default_factory=dict)
+    rows_skipped: dict[str, int] = field(default_factory=dict)
     batches: int = 0
     watermark: str | None = None
 
-    def add_written(self, sink: str, count: int) -> None:
-        self.rows_written[sink] = self.rows_written.get(sink, 0) + count
+    def add_written(self, sink: str, rows: int, skipped: int = 0) -> None:
+        self.rows_written[sink] = self.rows_written.get(sink, 0) + rows
+        if skipped:
+            self.rows_skipped[sink] = self.rows_skipped.get(sink, 0) + skipped
+
+    @property
+    def records_read(self) -> int:
+        return self.input_rows + self.dead_letters
+
+    def written_summary(self) -> str:
+        """``sink: rows`` per sink, with the rows of replays it skipped, or ``-``."""
+        parts = []
+        for sink, rows in self.rows_written.items():
+            skipped = self.rows_skipped.get(sink, 0)
+            note = f" ({skipped:,} skipped: a replay of batches already written)" if skipped else ""
+            parts.append(f"{sink}: {rows:,}{note}")
+        return ", ".join(parts) or "-"
 
 
 @dataclass(frozen=True)
@@ -100,7 +118,7 @@ class ProgressListener(StreamingQueryListener):
             self.totals.input_rows += batch.input_rows
             self.totals.late_rows += batch.late_rows
             self.totals.watermark = batch.watermark or self.totals.watermark
-            if self.emit is not None and batch.input_rows:
+            if self.emit is not None:
                 self.emit(batch.line(self.totals))
 
     def onQueryIdle(self, event: Any) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from workbench.exceptions import SinkError
-from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
+from workbench.sinks.registry import SINKS, SinkConfig, SinkContext, Written
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -57,6 +57,9 @@ class KafkaConfig(SinkConfig):
     def open(self, ctx: SinkContext) -> KafkaWriter:
         return KafkaWriter(self, ctx)
 
+    def with_bootstrap(self, servers: str) -> KafkaConfig:
+        return self.model_copy(update={"bootstrap_servers": servers})
+
 
 class KafkaWriter:
     def __init__(self, config: KafkaConfig, ctx: SinkContext):
@@ -72,11 +75,11 @@ class KafkaWriter:
             partitions=config.partitions,
         )
 
-    def write(self, batch: DataFrame, batch_id: int) -> int:
+    def write(self, batch: DataFrame, batch_id: int) -> Written:
         query = self.ctx.query_id
-        if self._out.committed(query, batch_id):
-            return 0
-        return self._out.write(self._records(batch), query, batch_id)
+        if self._out.committed(query, batch_id):  # a replay: its transaction committed
+            return Written(0, skipped=batch.count())
+        return Written(self._out.write(self._records(batch), query, batch_id))
 
     def _records(self, batch: DataFrame) -> Iterator[tuple[bytes | None, bytes, list]]:
         missing = [c for c in self.config.key_columns if c not in batch.columns]

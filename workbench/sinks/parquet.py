@@ -1,19 +1,24 @@
 """Parquet sink: the time-bucketed warehouse layout (``dt=YYYY-MM-DD/hour=HH``).
 
-Each micro-batch goes through Spark's own file sink (``FileStreamSink``) with its batch
-id, so the folder is exactly once through the sink's ``_spark_metadata`` log: a replayed
-batch is skipped, and Spark readers see only committed files. Use it with final windows
-(``emit: final``); with early updates each update of a window is a new row.
+Each micro-batch goes through Spark's own file sink (``FileStreamSink``), so the folder
+is exactly once through the sink's ``_spark_metadata`` log: a replayed batch is skipped
+(and reported as skipped, not written), and Spark readers see only committed files.
+Every checkpoint writing the folder is a generation of it
+(:mod:`workbench.sinks.generations`): an edited dagger on a new checkpoint continues the
+same table after the log's latest batch instead of being skipped. Use it with final
+windows (``emit: final``); with early updates each update of a window is a new row.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from workbench.exceptions import SinkError, UnknownNameError
-from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
+from workbench.sinks.generations import Generations
+from workbench.sinks.registry import SINKS, SinkConfig, SinkContext, Written
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -80,7 +85,8 @@ class ParquetWriter:
         jvm = ctx.spark._jvm
         assert jvm is not None, "the Parquet sink needs a classic (not Spark Connect) session"
         utils = jvm.org.apache.spark.api.python.PythonUtils
-        self.config = config
+        self.config, self.ctx = config, ctx
+        self._generations = Generations(Path(config.path), config.describe())
         self._sink = jvm.org.apache.spark.sql.execution.streaming.FileStreamSink(
             ctx.spark._jsparkSession,
             config.path,
@@ -89,10 +95,13 @@ class ParquetWriter:
             utils.toScalaMap({}),
         )
 
-    def write(self, batch: DataFrame, batch_id: int) -> int:
+    def write(self, batch: DataFrame, batch_id: int) -> Written:
         frame = self.config.bucketed(batch)
-        self._sink.addBatch(batch_id, frame._jdf)
-        return frame.count()
+        place = self._generations.place(self.ctx.query_id, batch_id, str(self.ctx.checkpoint))
+        if place.committed:  # a replay: the log holds this batch already
+            return Written(0, skipped=frame.count())
+        self._sink.addBatch(place.sink_batch, frame._jdf)
+        return Written(frame.count())
 
     def close(self) -> None:
         pass

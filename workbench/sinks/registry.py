@@ -6,7 +6,10 @@ A sink module defines a pydantic ``Config`` (with ``type: Literal[name]``) and c
 
 A sink's :meth:`SinkConfig.open` returns its :class:`SinkWriter`; the job hands it
 every micro-batch with its batch id, and the writer must make a replayed batch id
-harmless (idempotent points, transactions, Spark's file-sink log).
+harmless (idempotent points, transactions, Spark's file-sink log). Batch ids restart at
+0 with a new checkpoint (``ctx.query_id`` changes), so a writer that remembers batch ids
+keys them by query. ``write`` returns the rows it wrote: an int, or :class:`Written`
+to also say how many rows of a replayed batch it skipped.
 """
 
 from __future__ import annotations
@@ -52,8 +55,20 @@ class SinkContext:
         return str(json.loads((self.checkpoint / "sinks" / "metadata").read_text())["id"])
 
 
+@dataclass(frozen=True)
+class Written:
+    """What a writer did with one micro-batch: rows written, rows of a replay skipped."""
+
+    rows: int
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, result: int | Written) -> Written:
+        return result if isinstance(result, Written) else cls(int(result))
+
+
 class SinkWriter(Protocol):
-    def write(self, batch: DataFrame, batch_id: int) -> int:
+    def write(self, batch: DataFrame, batch_id: int) -> int | Written:
         """Write one micro-batch; returns the rows written (0 for a replay it skipped)."""
         ...
 
@@ -75,6 +90,10 @@ class SinkConfig(BaseModel):
 
     def open(self, ctx: SinkContext) -> SinkWriter:
         raise NotImplementedError(f"sink '{self.type}' has no batch writer")
+
+    def with_bootstrap(self, servers: str) -> SinkConfig:
+        """This sink with its Kafka address set to ``servers`` (unchanged if it has none)."""
+        return self
 
 
 class SinkRegistry:

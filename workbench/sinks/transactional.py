@@ -3,10 +3,12 @@
 Spark replays a micro-batch whose outcome it did not record. Writing a batch's records
 and a marker ``(query, batch)`` to the commit topic in *one* Kafka transaction makes the
 replay detectable: a batch at or below the last committed marker of the same streaming
-query is skipped. Consumers that read with ``isolation.level=read_committed`` therefore
-see every batch exactly once, whatever crashed and whenever. The transactional id is
-stable per job and sink, so a restarted job fences its dead predecessor and aborts the
-transaction it left open.
+query is skipped. Markers are keyed by transactional id *and* query (batch ids restart
+with every checkpoint), so a new checkpoint's batches are written, and an older
+checkpoint resumed after a newer one still finds its own last marker. Consumers that
+read with ``isolation.level=read_committed`` therefore see every batch exactly once,
+whatever crashed and whenever. The transactional id is stable per job and sink, so a
+restarted job fences its dead predecessor and aborts the transaction it left open.
 """
 
 from __future__ import annotations
@@ -56,15 +58,11 @@ class TransactionalWriter:
             raise SinkError(
                 self._name, f"cannot start a transaction at {bootstrap_servers}: {err}"
             ) from None
-        self._committed = last_commit(bootstrap_servers, transactional_id)
+        self._committed = last_commits(bootstrap_servers, transactional_id)
 
     def committed(self, query_id: str, batch_id: int) -> bool:
         """True when this query's batch (or a later one) is already in Kafka."""
-        return (
-            self._committed is not None
-            and self._committed["query"] == query_id
-            and self._committed["batch"] >= batch_id
-        )
+        return self._committed.get(query_id, -1) >= batch_id
 
     def write(self, records: Iterable[Record], query_id: str, batch_id: int) -> int:
         """Write one micro-batch atomically; a batch already committed is skipped (0)."""
@@ -79,9 +77,8 @@ class TransactionalWriter:
             for key, value, headers in records:
                 self._produce(self.topic, key, value, headers)
                 count += 1
-            self._produce(
-                COMMIT_TOPIC, self.transactional_id.encode(), json.dumps(marker).encode(), []
-            )
+            marker_id = marker_key(self.transactional_id, query_id)
+            self._produce(COMMIT_TOPIC, marker_id, json.dumps(marker).encode(), [])
             self._producer.commit_transaction(self.timeout_s)
         except KafkaException as err:
             self._abort()
@@ -89,7 +86,7 @@ class TransactionalWriter:
             raise SinkError(
                 self._name, f"the transaction for batch {batch_id} failed: {cause}"
             ) from None
-        self._committed = marker
+        self._committed[query_id] = batch_id
         return count
 
     def _produce(self, topic: str, key: Any, value: Any, headers: list) -> None:
@@ -122,8 +119,15 @@ def _ensure_topics(bootstrap_servers: str, topic: str, partitions: int) -> None:
     create_topics(bootstrap_servers, {COMMIT_TOPIC: 1}, config={"cleanup.policy": "compact"})
 
 
-def last_commit(bootstrap_servers: str, transactional_id: str) -> dict | None:
-    """The last committed marker of ``transactional_id`` (read_committed), or None."""
+def marker_key(transactional_id: str, query_id: str) -> bytes:
+    """The commit topic's key of one query's markers (the topic is compacted per key)."""
+    return f"{transactional_id}|{query_id}".encode()
+
+
+def last_commits(bootstrap_servers: str, transactional_id: str) -> dict[str, int]:
+    """The last committed batch of each query writing as ``transactional_id``
+    (read_committed). Markers keyed by the transactional id alone (earlier versions)
+    count for the query they name."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
     consumer = Consumer(
@@ -138,10 +142,11 @@ def last_commit(bootstrap_servers: str, transactional_id: str) -> dict | None:
     )
     try:
         low, high = consumer.get_watermark_offsets(TopicPartition(COMMIT_TOPIC, 0), timeout=30)
+        found: dict[str, int] = {}
         if high <= low:
-            return None
+            return found
         consumer.assign([TopicPartition(COMMIT_TOPIC, 0, OFFSET_BEGINNING)])
-        found, key = None, transactional_id.encode()
+        key, prefix = transactional_id.encode(), marker_key(transactional_id, "")
         while True:
             msg = consumer.poll(30.0)
             if msg is None:  # never guess: a missed marker would write a batch twice
@@ -151,8 +156,10 @@ def last_commit(bootstrap_servers: str, transactional_id: str) -> dict | None:
                 if error.code() == KafkaError._PARTITION_EOF:
                     break
                 raise SinkError("kafka commit markers", str(error))
-            if msg.key() == key and msg.value() is not None:
-                found = json.loads(msg.value() or b"null")
+            mine = msg.key() == key or (msg.key() or b"").startswith(prefix)
+            if mine and msg.value() is not None:
+                marker = json.loads(msg.value() or b"null")
+                found[str(marker["query"])] = int(marker["batch"])
         return found
     finally:
         consumer.close()

@@ -1,0 +1,139 @@
+"""A checkpoint knows what it belongs to: another dagger, other streams, another Kafka
+cluster or edited SQL is refused before Spark starts, in one line that says what to do.
+
+The case users met: a YAML saved from the Composer with the notebook's dagger name
+reused that job's checkpoint (both default to ``.workbench/checkpoints/<name>``) and
+died in a 333-line py4j trace. Spark errors at start are one paragraph now, the trace
+only with ``--verbose``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+
+import pytest
+from streaming import SURGE_SQL, new_topic, publish_events, surge_spec
+
+from workbench import checkpoints
+from workbench.exceptions import CheckpointMismatchError
+from workbench.job import StreamingJob, default_checkpoint
+
+STATELESS_SQL = "SELECT order_number, event_timestamp AS window_timestamp FROM booking"
+
+
+def workbench(*args, timeout=600):
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def error_lines(stderr: str) -> list[str]:
+    """stderr without the JVM's three start-up lines (another item of the issue)."""
+    noise = ("WARNING: Using incubator", "Setting default log level", "To adjust logging")
+    return [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(noise)]
+
+
+@pytest.fixture
+def topic(kafka_broker):
+    name = new_topic(kafka_broker.bootstrap, "ckpt")
+    publish_events(kafka_broker.bootstrap, name, 600)
+    return name
+
+
+def test_composer_yaml_with_the_notebooks_name_is_refused_before_spark_starts(
+    spark, kafka_broker, topic, tmp_path
+):
+    name = f"notebook-{uuid.uuid4().hex[:6]}"
+    notebook = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [], name=name, checkpoint=None)
+    checkpoint = default_checkpoint(name)
+    try:
+        StreamingJob(notebook, spark, available_now=True, emit=None).run()
+        manifest = checkpoints.load(checkpoint)
+        assert manifest is not None and manifest.dagger == name
+        cluster = (kafka_broker.state_dir / "cluster.id").read_text().strip()
+        assert manifest.clusters == {"booking": cluster}  # the real broker's id
+
+        composer = notebook.model_copy(update={"sql": STATELESS_SQL})
+        (tmp_path / "composer.yaml").write_text(composer.to_yaml())
+        result = workbench("run", tmp_path / "composer.yaml", "--available-now")
+        assert result.returncode == 1
+        [line] = result.stderr.splitlines()  # Spark never started: no JVM line at all
+        assert line.startswith(f"error: checkpoint {checkpoint} cannot run this spec: ")
+        assert "the SQL (or event time, watermark or emit mode) changed" in line
+        assert "--checkpoint NEW_DIR" in line and "new generation" in line
+    finally:
+        shutil.rmtree(checkpoint, ignore_errors=True)
+
+
+def test_other_dagger_streams_or_cluster_are_refused(spark, kafka_broker, topic, tmp_path):
+    spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [])
+    checkpoint = tmp_path / "checkpoint"
+    StreamingJob(spec, spark, available_now=True, emit=None).run()
+
+    def refusal(other) -> str:
+        with pytest.raises(CheckpointMismatchError) as err:
+            StreamingJob(other, spark, available_now=True, emit=None).start()
+        assert not spark.streams.active  # refused before any query started
+        return str(err.value)
+
+    assert f"belongs to dagger '{spec.name}', not 'x'" in refusal(
+        spec.model_copy(update={"name": "x"})
+    )
+    moved = spec.model_copy(
+        update={"streams": [spec.streams[0].model_copy(update={"topics": ["elsewhere"]})]}
+    )
+    assert "its streams are booking (esb.booking.BookingLogMessage from " in refusal(moved)
+
+    manifest = json.loads((checkpoint / checkpoints.MANIFEST).read_text())
+    manifest["clusters"] = {"booking": "another-cluster-id"}
+    (checkpoint / checkpoints.MANIFEST).write_text(json.dumps(manifest))
+    assert "read from Kafka cluster another-cluster-id" in refusal(spec)
+
+    # Settings that do not change the plan keep the checkpoint: triggers, sinks, offsets.
+    manifest["clusters"] = {"booking": None}
+    (checkpoint / checkpoints.MANIFEST).write_text(json.dumps(manifest))
+    calm = spec.model_copy(update={"trigger_interval": "5s", "sinks": []})
+    StreamingJob(calm, spark, available_now=True, emit=None).run()
+
+
+def test_an_old_checkpoint_without_manifest_is_adopted_or_refused(
+    spark, kafka_broker, topic, tmp_path
+):
+    bootstrap = kafka_broker.bootstrap
+    stateless = surge_spec(bootstrap, topic, tmp_path, [], sql=STATELESS_SQL)
+    checkpoint = tmp_path / "checkpoint"
+    StreamingJob(stateless, spark, available_now=True, emit=None).run()
+    (checkpoint / checkpoints.MANIFEST).unlink()  # as an earlier workbench left it
+
+    other = new_topic(bootstrap, "ckpt-other")
+    elsewhere = stateless.model_copy(
+        update={"streams": [stateless.streams[0].model_copy(update={"topics": [other]})]}
+    )
+    with pytest.raises(CheckpointMismatchError, match=f"read topics \\['{topic}'\\]"):
+        StreamingJob(elsewhere, spark, emit=None).start()
+
+    # Same topics: adopted. The SQL differs (nothing recorded it), so Spark fails on the
+    # state it expects: one paragraph, the trace only with --verbose.
+    publish_events(bootstrap, topic, 300, seed=9)
+    spec_file = tmp_path / "surge.yaml"
+    spec_file.write_text(stateless.model_copy(update={"sql": SURGE_SQL}).to_yaml())
+    result = workbench("run", spec_file, "--available-now")
+    assert result.returncode == 1
+    assert "was written by an earlier workbench" in result.stdout
+    assert "it is adopted" in result.stdout
+    [line] = error_lines(result.stderr)
+    assert line.startswith(f"error: dagger '{stateless.name}' (checkpoint {checkpoint}) stopped: ")
+    assert "--checkpoint NEW_DIR" in line and "--verbose" in line
+    assert "Traceback" not in line and "py4j" not in line and len(line) < 1200
+
+    verbose = workbench("run", spec_file, "--available-now", "--verbose")
+    assert verbose.returncode == 1
+    assert "\tat org.apache.spark" in verbose.stderr  # the JVM trace, asked for
+    assert error_lines(verbose.stderr)[-1].startswith("error: dagger ")

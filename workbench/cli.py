@@ -23,13 +23,19 @@ def _table_arg(value: str) -> tuple[str, str]:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from workbench import spec as spec_module
-    from workbench.replay import replay
+    from workbench.replay import check_tables, replay
     from workbench.spark import session
+    from workbench.userfiles import read_text, writable
 
-    spec = spec_module.load(args.spec) if args.spec else None
-    sql = Path(args.sql).read_text(encoding="utf-8") if args.sql else None
     if bool(args.table) == bool(args.sample):
         raise WorkbenchError("give recordings (--table NAME=PATH) or samples (--sample FILE)")
+    spec = spec_module.load(args.spec) if args.spec else None
+    sql = read_text(args.sql, "SQL", "--sql") if args.sql else None
+    writable(args.out, "--out")
+    if args.rejects:
+        writable(args.rejects, "--rejects")
+    if args.table:
+        check_tables([name for name, _ in args.table], sql, spec)
     if args.sample:
         from workbench.replay import replay_samples
 
@@ -59,13 +65,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_import_dagger(args: argparse.Namespace) -> int:
-    from workbench.dagger_import import import_properties
+    from workbench.dagger_import import import_job
+    from workbench.dagger_keys import UnsupportedDaggerError
+    from workbench.userfiles import writable
 
-    spec = import_properties(args.file, name=args.name)
-    text = spec.to_yaml()
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as out:
-            out.write(text)
+        writable(args.out, "--out")
+    result = import_job(args.file, name=args.name)
+    if result.unsupported and not args.ignore_unsupported:
+        raise UnsupportedDaggerError(args.file, result.dropped)
+    for dropped in result.dropped:
+        label = "warning" if dropped.unsupported else "note"
+        print(f"{label}: not carried over: {dropped.render()}", file=sys.stderr)
+    text = result.spec.to_yaml()
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
         print(f"wrote {args.out}")
     else:
         sys.stdout.write(text)
@@ -206,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE.properties")
     p.add_argument("--out", metavar="SPEC.yaml", help="write the spec here (default: stdout)")
     p.add_argument("--name", help="dagger name (default: FLINK_JOB_ID or the file's name)")
+    p.add_argument(
+        "--ignore-unsupported",
+        action="store_true",
+        help="import even when keys the spec cannot express (processors, Longbow, ...) "
+        "would change the output; they are listed as warnings",
+    )
     p.set_defaults(run=cmd_import_dagger)
 
     p = sub.add_parser("schemas", help="list protobuf messages or show one")

@@ -14,6 +14,15 @@ class WorkbenchError(Exception):
     """Root of the workbench's errors; ``str(err)`` is meant for the user."""
 
 
+def clip(text: object, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out: errors never
+    echo unbounded user input."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """A hint naming the closest known names, or the known names when none is close."""
     known = sorted(set(known), key=str.lower)
@@ -32,7 +41,8 @@ class UnknownNameError(WorkbenchError):
     def __init__(self, kind: str, name: str, known: Iterable[str], where: str = ""):
         self.kind, self.name, self.known = kind, name, sorted(set(known))
         at = f" {where}" if where else ""
-        super().__init__(f"Unknown {kind} '{name}'{at}.{did_you_mean(name, self.known)}")
+        hint = did_you_mean(name, self.known)
+        super().__init__(f"Unknown {kind} '{clip(name)}'{at}.{hint}")
 
 
 class SpecError(WorkbenchError):
@@ -69,6 +79,14 @@ class SqlError(WorkbenchError):
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         pointer = " " * (column - 1) + "^" * min(length, max(len(text) - column + 1, 1))
         return f"{message} Line {line}, Col: {column}.\n  {text}\n  {pointer}"
+
+
+class InputFileError(WorkbenchError):
+    """A file or folder named on the command line that cannot be read or written."""
+
+
+class ReplayInputError(WorkbenchError):
+    """``replay`` flags that do not fit the SQL (a ``--table`` the SQL does not read)."""
 
 
 class SchemaError(WorkbenchError):

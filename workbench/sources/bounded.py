@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.exceptions import SetupError, UnknownNameError
+from workbench.exceptions import BadRecordError, SetupError, UnknownNameError, clip
+from workbench.sources import jsonrows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -72,16 +73,36 @@ def read(
 def read_parquet(
     spark: SparkSession, path: str, schema: StructType | None, event_time_field: str
 ) -> Recording:
+    for file in jsonrows.files(path):
+        if ".parquet" in file.name and not _is_parquet(file):
+            raise BadRecordError(
+                f"Recording '{clip(file)}' is not a Parquet file (it lacks Parquet's PAR1 "
+                "markers). Give a Parquet file, or name JSON Lines *.jsonl."
+            )
     return Recording(spark.read.parquet(path))
+
+
+def _is_parquet(file: Path) -> bool:
+    """A Parquet file starts and ends with the magic bytes ``PAR1``."""
+    size = file.stat().st_size
+    if size < 8:
+        return False
+    with open(file, "rb") as handle:
+        head = handle.read(4)
+        handle.seek(size - 4)
+        return head == handle.read(4) == b"PAR1"
 
 
 @reader("jsonl")
 def read_jsonl(
     spark: SparkSession, path: str, schema: StructType | None, event_time_field: str
 ) -> Recording:
+    """Lines checked first (:mod:`workbench.sources.jsonrows`); Spark reads the lines that
+    fit, and what it still cannot read is a reject too."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
+    checked = jsonrows.check(path, schema, event_time_field)
     reader_ = spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
     if schema is not None:
         fields = [
@@ -89,9 +110,12 @@ def read_jsonl(
             for f in schema.fields
         ]
         reader_ = reader_.schema(StructType([*fields, StructField(CORRUPT, StringType())]))
-    frame = reader_.json(path)
+    if not checked.good:
+        raise BadRecordError(_none_readable(path, checked), checked.rejects)
+    frame = reader_.json(spark.sparkContext.parallelize(checked.good) if checked.rejects else path)
+    rejects = _counted(checked)
     if CORRUPT not in frame.columns:
-        return Recording(frame)
+        return Recording(frame, rejects)
     others = [c for c in frame.columns if c != CORRUPT][:1]
     if not others:  # Spark will not query the corrupt-record column alone from raw JSON
         frame = frame.cache()
@@ -102,17 +126,37 @@ def read_jsonl(
         .collect()
     )
     good = frame.where(F.col(CORRUPT).isNull()).drop(CORRUPT)
-    return Recording(good, _locate(bad, schema is not None))
+    return Recording(good, rejects + _locate(bad, schema is not None, path))
 
 
-def _locate(bad: list, typed: bool) -> list[dict]:
+def _counted(checked: jsonrows.Checked) -> list[dict]:
+    """The rejects, with a last entry saying how many more there were past the cap."""
+    more = checked.rejected - len(checked.rejects)
+    if more <= 0:
+        return checked.rejects
+    note = {"file": "", "line": None, "error": f"... and {more} more rejected rows", "raw": ""}
+    return [*checked.rejects, note]
+
+
+def _none_readable(path: str, checked: jsonrows.Checked) -> str:
+    first = checked.rejects[0] if checked.rejects else None
+    why = f" (line {first['line']}: {first['error']})" if first else " (it is empty)"
+    return (
+        f"Recording '{clip(path)}': no line is a readable message{why}. "
+        "Give JSON Lines: one JSON object per line."
+    )
+
+
+def _locate(bad: list, typed: bool, path: str) -> list[dict]:
     """Rejects with their line numbers, found by scanning the files that hold them."""
     by_file: dict[str, set[str]] = {}
     for row in bad:
-        by_file.setdefault(row["file"], set()).add(row[CORRUPT])
+        by_file.setdefault(row["file"] or "", set()).add(row[CORRUPT])
     rejects = []
     for file, texts in by_file.items():
-        local = file.removeprefix("file://")
+        local = file.removeprefix("file://") or path
+        if Path(local).is_dir():
+            continue  # read from the checked lines: already located above
         with open(local, encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, start=1):
                 text = line.rstrip("\n").rstrip("\r")

@@ -43,7 +43,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"wrote {done.rows} rows to {done.out}, {done.undecodable} undecodable records")
         return 0
     result = replay(
-        session(),
+        None,  # started once the recordings are checked
         dict(args.table),
         args.out,
         sql=sql,

@@ -38,7 +38,7 @@ class ReplayResult:
 
 
 def replay(
-    spark: SparkSession,
+    spark: SparkSession | None,
     tables: Mapping[str, str],
     out: str | Path,
     *,
@@ -49,6 +49,9 @@ def replay(
 ) -> ReplayResult:
     """Run ``sql`` (or ``spec``'s SQL) over ``tables`` (table → recording path).
 
+    Table names and JSON Lines rows are checked before Spark starts (``spark`` None: the
+    workbench's session, started only then).
+
     Rows that cannot be read fail the run, unless ``rejects_path`` is given: then
     they are written there (file, line, error, raw) and the run goes on without them.
     """
@@ -56,12 +59,20 @@ def replay(
         raise ReplayInputError("give exactly one of sql or spec")
     check_tables(list(tables), sql, spec)
     schemas, fields = _stream_schemas(spec, rowtime_field)
+    events = {t: fields.get(t, rowtime_field or DEFAULT_ROWTIME_FIELD) for t in tables}
+    checked = {t: bounded.check(p, schemas.get(t), events[t]) for t, p in tables.items()}
+    early = [{"table": t, **r} for t, c in checked.items() for r in c.rejects]
+    if rejects_path is None:
+        _handle_rejects(early, None)  # fails before Spark starts
+    if spark is None:
+        from workbench.spark import session
+
+        spark = session()
     inputs, rejects = [], []
     for table, path in tables.items():
-        event_field = fields.get(table, rowtime_field or DEFAULT_ROWTIME_FIELD)
-        recording = bounded.read(spark, path, schemas.get(table), event_field)
-        frame, untimed = _split_untimed(recording.frame, event_field, path)
-        inputs.append(engine.Input(table, frame, event_field))
+        recording = bounded.read(spark, path, schemas.get(table), events[table], checked[table])
+        frame, untimed = _split_untimed(recording.frame, events[table], path)
+        inputs.append(engine.Input(table, frame, events[table]))
         rejects += [{"table": table, **r} for r in recording.rejects + untimed]
     _handle_rejects(rejects, rejects_path)
     plan = _plan(spark, inputs, sql, spec)

@@ -29,16 +29,15 @@ class Recording:
     rejects: list[dict] = field(default_factory=list)
 
 
-Reader = Callable[["SparkSession", str, "StructType | None", str], Recording]
-READERS: dict[str, Reader] = {}
+@dataclass(frozen=True)
+class Format:
+    """How one recording format is checked (no Spark) and read (Spark)."""
+
+    check: Callable[[str, StructType | None, str], jsonrows.Checked]
+    read: Callable[[SparkSession, str, StructType | None, str, jsonrows.Checked], Recording]
 
 
-def reader(name: str) -> Callable[[Reader], Reader]:
-    def add(fn: Reader) -> Reader:
-        READERS[name] = fn
-        return fn
-
-    return add
+FORMATS: dict[str, Format] = {}
 
 
 def detect(path: str) -> str:
@@ -53,9 +52,19 @@ def detect(path: str) -> str:
     raise UnknownNameError(
         "recording format",
         p.suffix or path,
-        READERS,
+        FORMATS,
         where="(name files *.jsonl, *.json or *.parquet)",
     )
+
+
+def check(
+    path: str, schema: StructType | None = None, event_time_field: str = "event_timestamp"
+) -> jsonrows.Checked:
+    """What can be known about a recording before Spark starts: it exists, has a known
+    format, and (JSON Lines) which lines fit ``schema`` and hold an event time."""
+    if not Path(path).exists():
+        raise SetupError(f"No recording at '{clip(path)}': give an existing file or folder.")
+    return FORMATS[detect(path)].check(path, schema, event_time_field)
 
 
 def read(
@@ -63,22 +72,27 @@ def read(
     path: str,
     schema: StructType | None = None,
     event_time_field: str = "event_timestamp",
+    checked: jsonrows.Checked | None = None,
 ) -> Recording:
-    if not Path(path).exists():
-        raise SetupError(f"No recording at '{path}': give an existing file or folder.")
-    return READERS[detect(path)](spark, path, schema, event_time_field)
+    """The recording as a frame; its rejects are those of ``checked`` (made here when not
+    given) and the rows Spark still cannot read."""
+    if checked is None:
+        checked = check(path, schema, event_time_field)
+    found = FORMATS[detect(path)].read(spark, path, schema, event_time_field, checked)
+    return Recording(found.frame, _counted(checked) + found.rejects)
 
 
-@reader("parquet")
-def read_parquet(
-    spark: SparkSession, path: str, schema: StructType | None, event_time_field: str
-) -> Recording:
+def _check_parquet(path: str, schema: StructType | None, event_time_field: str):
     for file in jsonrows.files(path):
         if ".parquet" in file.name and not _is_parquet(file):
             raise BadRecordError(
                 f"Recording '{clip(file)}' is not a Parquet file (it lacks Parquet's PAR1 "
                 "markers). Give a Parquet file, or name JSON Lines *.jsonl."
             )
+    return jsonrows.Checked()
+
+
+def _read_parquet(spark, path, schema, event_time_field, checked) -> Recording:
     return Recording(spark.read.parquet(path))
 
 
@@ -93,16 +107,19 @@ def _is_parquet(file: Path) -> bool:
         return head == handle.read(4) == b"PAR1"
 
 
-@reader("jsonl")
-def read_jsonl(
-    spark: SparkSession, path: str, schema: StructType | None, event_time_field: str
-) -> Recording:
-    """Lines checked first (:mod:`workbench.sources.jsonrows`); Spark reads the lines that
-    fit, and what it still cannot read is a reject too."""
+def _check_jsonl(path: str, schema: StructType | None, event_time_field: str):
+    checked = jsonrows.check(path, schema, event_time_field)
+    if not checked.good:
+        raise BadRecordError(_none_readable(path, checked), checked.rejects)
+    return checked
+
+
+def _read_jsonl(spark, path, schema, event_time_field, checked) -> Recording:
+    """Spark reads the lines that passed :func:`_check_jsonl`; what it still cannot read
+    is a reject too."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    checked = jsonrows.check(path, schema, event_time_field)
     reader_ = spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
     if schema is not None:
         fields = [
@@ -110,12 +127,10 @@ def read_jsonl(
             for f in schema.fields
         ]
         reader_ = reader_.schema(StructType([*fields, StructField(CORRUPT, StringType())]))
-    if not checked.good:
-        raise BadRecordError(_none_readable(path, checked), checked.rejects)
-    frame = reader_.json(spark.sparkContext.parallelize(checked.good) if checked.rejects else path)
-    rejects = _counted(checked)
+    source = spark.sparkContext.parallelize(checked.good) if checked.rejected else path
+    frame = reader_.json(source)
     if CORRUPT not in frame.columns:
-        return Recording(frame, rejects)
+        return Recording(frame)
     others = [c for c in frame.columns if c != CORRUPT][:1]
     if not others:  # Spark will not query the corrupt-record column alone from raw JSON
         frame = frame.cache()
@@ -126,7 +141,11 @@ def read_jsonl(
         .collect()
     )
     good = frame.where(F.col(CORRUPT).isNull()).drop(CORRUPT)
-    return Recording(good, rejects + _locate(bad, schema is not None, path))
+    return Recording(good, _locate(bad, schema is not None, path))
+
+
+FORMATS["parquet"] = Format(_check_parquet, _read_parquet)
+FORMATS["jsonl"] = Format(_check_jsonl, _read_jsonl)
 
 
 def _counted(checked: jsonrows.Checked) -> list[dict]:

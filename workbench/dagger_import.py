@@ -128,6 +128,7 @@ def import_job(
         "sinks": [sink],
         **post,
     }
+    dropped += _dedup_needs_rowtime(data)
     if re.search(r"\blongbow_", sql, re.IGNORECASE):
         dropped.append(Dropped("FLINK_SQL_QUERY", "Longbow (longbow_* columns) is not supported"))
     carried = _CARRIED | sink_keys | ({dagger_processors.POST} if post else set())
@@ -138,6 +139,17 @@ def import_job(
     ]
     dropped += [d for i, s in enumerate(raw_streams) for d in _stream_dropped(i, s)]
     return Imported(parse(data, str(path)), dropped)
+
+
+def _dedup_needs_rowtime(data: dict[str, Any]) -> list[Dropped]:
+    """Deduplication needs the event time among the SQL's output columns; Dagger's
+    transformer did not, so say so when the SELECT list does not name it."""
+    rowtime = data["rowtime_attribute"]
+    selected = re.split(r"\bFROM\b", data["sql"], maxsplit=1, flags=re.IGNORECASE)[0]
+    if "deduplicate" not in data or re.search(rf"\b{re.escape(rowtime)}\b", selected):
+        return []
+    note = f"add '{rowtime}' to the SELECT list of the spec's sql: deduplicate needs it"
+    return [Dropped(f"{dagger_processors.POST}.transformers", note, unsupported=False)]
 
 
 def _handled_processor(props: dict[str, str], key: str) -> bool:

@@ -20,7 +20,9 @@ def to_millis(value: str | int | float) -> int:
         return int(value)
     match = _PATTERN.match(str(value))
     if not match:
-        raise ValueError(f"'{clip(value)}' is not a duration: write e.g. '10s', '500ms', '5m' or '1h'")
+        raise ValueError(
+            f"'{clip(value)}' is not a duration: write e.g. '10s', '500ms', '5m' or '1h'"
+        )
     number, unit = match.groups()
     return int(float(number) * _UNITS_MS[unit or "ms"])
 

@@ -36,6 +36,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         writable(args.rejects, "--rejects")
     if args.table:
         check_tables([name for name, _ in args.table], sql, spec)
+    for sample in args.sample or []:
+        _check_sample(sample)
     if args.sample:
         from workbench.replay import replay_samples
 
@@ -54,6 +56,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
     rejected = f", {len(result.rejects)} rejected rows in {args.rejects}" if result.rejects else ""
     print(f"wrote {result.rows} rows to {result.out}{rejected}")
     return 0
+
+
+def _check_sample(path: str) -> None:
+    """A ``--sample`` file exists and is JSON (before Spark starts)."""
+    from workbench.exceptions import InputFileError, clip
+    from workbench.userfiles import read_text
+
+    try:
+        json.loads(read_text(path, "saved sample", "--sample"))
+    except json.JSONDecodeError as err:
+        raise InputFileError(
+            f"--sample {clip(path)}: not a saved sample (not JSON: {err.msg} at line "
+            f"{err.lineno}); save one with Sample.save"
+        ) from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

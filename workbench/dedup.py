@@ -12,7 +12,8 @@ the same filter is Spark's ``dropDuplicatesWithinWatermark`` on the result rows:
   row: the span is event time, where Dagger's TTL is processing time;
 * like a window, it drops rows later than the watermark.
 
-Over a batch (``replay``, ``validate``) it keeps one row per key of the whole input.
+Over a batch (``replay``, ``validate``) it keeps one row per key of the whole input,
+with the same checks (keys among the output columns, an event time among them).
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ def apply(result: DataFrame, spec: DeduplicateSpec | None, rowtime: str = "rowti
         if key not in result.columns:
             known = UnknownNameError("output column", key, result.columns)
             raise SpecError("deduplicate.keys", f"{known} Name columns the SQL selects.")
-    if not result.isStreaming:
-        return result.dropDuplicates(spec.keys)
     column = event_time_column(result, rowtime)
     if column is None:
         raise SpecError(
@@ -47,12 +46,22 @@ def apply(result: DataFrame, spec: DeduplicateSpec | None, rowtime: str = "rowti
             f"needs the event time among the SQL's output columns: add '{rowtime}' to the "
             "SELECT list (windowed results are already one row per window and key).",
         )
+    if not result.isStreaming:
+        return result.dropDuplicates(spec.keys)
     return _spanned(result, column, spec.within_ms).dropDuplicatesWithinWatermark(spec.keys)
 
 
 def event_time_column(frame: DataFrame, rowtime: str = "rowtime") -> str | None:
-    """The output column carrying the inputs' watermark (``rowtime`` first if several)."""
-    timed = [f.name for f in frame.schema.fields if DELAY_KEY in f.metadata]
+    """The output column carrying the inputs' watermark (``rowtime`` first if several).
+
+    A batch frame has no watermark: there any timestamp column stands in for it, so
+    ``validate`` and ``replay`` refuse what ``run`` would."""
+    from pyspark.sql.types import TimestampType
+
+    fields = frame.schema.fields
+    timed = [f.name for f in fields if DELAY_KEY in f.metadata]
+    if not frame.isStreaming:
+        timed = [f.name for f in fields if isinstance(f.dataType, TimestampType)]
     return rowtime if rowtime in timed else next(iter(timed), None)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench import engine, streams
+from workbench import dedup, engine, streams
 from workbench.spec import DaggerSpec, load
 
 
@@ -57,7 +57,8 @@ def check(spec: DaggerSpec) -> ValidationReport:
     plan = engine.build(
         spark, spec.sql, inputs, job=f"validate_{spec.name}", rowtime=spec.rowtime_attribute
     )
-    return ValidationReport(spec, resolved, plan.translation.sql, plan.result.schema)
+    result = dedup.apply(plan.result, spec.deduplicate, spec.rowtime_attribute)
+    return ValidationReport(spec, resolved, plan.translation.sql, result.schema)
 
 
 def validate(path: str | Path) -> ValidationReport:

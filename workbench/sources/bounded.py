@@ -160,10 +160,11 @@ def _counted(checked: jsonrows.Checked) -> list[dict]:
 def _none_readable(path: str, checked: jsonrows.Checked) -> str:
     first = checked.rejects[0] if checked.rejects else None
     why = f" (line {first['line']}: {first['error']})" if first else " (it is empty)"
-    return (
-        f"Recording '{clip(path)}': no line is a readable message{why}. "
-        "Give JSON Lines: one JSON object per line."
-    )
+    fix = "Give JSON Lines: one JSON object per line."
+    if first and first["error"].startswith(jsonrows.NO_TIME):
+        fix = "Name the field holding the event time with --rowtime-field (or the spec's "
+        fix += "event_timestamp_field)."
+    return f"Recording '{clip(path)}': no line is a readable message{why}. {fix}"
 
 
 def _locate(bad: list, typed: bool, path: str) -> list[dict]:

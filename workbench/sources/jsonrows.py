@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
 MAX_REJECTS = 10_000
+NO_TIME = "no readable event time"
 _NON_NUMBERS = {"NaN", "Infinity", "-Infinity", "+Infinity", "+INF", "-INF", "INF"}
 
 
@@ -81,7 +82,7 @@ def _problem(text: str, schema: StructType | None, event_field: str | None) -> s
         return "not a JSON object (each line must be one message as an object)"
     if event_field is not None and not _is_time(value.get(event_field)):
         got = "missing" if value.get(event_field) is None else clip(repr(value[event_field]))
-        return f"no readable event time in field '{event_field}' ({got}): ISO-8601 or epoch ms"
+        return f"{NO_TIME} in field '{event_field}' ({got}): ISO-8601 or epoch ms"
     if schema is None:
         return None
     skip = {event_field} if event_field else set()

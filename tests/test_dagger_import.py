@@ -10,8 +10,7 @@ import pytest
 
 from workbench import spec as spec_module
 from workbench.dagger_import import import_job, import_properties
-from workbench.dagger_keys import UnsupportedDaggerError
-from workbench.exceptions import SpecError
+from workbench.exceptions import SpecError, UnsupportedDaggerError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dagger"
 

@@ -82,7 +82,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_import_dagger(args: argparse.Namespace) -> int:
     from workbench.dagger_import import import_job
-    from workbench.dagger_keys import UnsupportedDaggerError
+    from workbench.exceptions import UnsupportedDaggerError
     from workbench.userfiles import writable
 
     if args.out:

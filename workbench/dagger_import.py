@@ -15,8 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from workbench import dagger_processors
-from workbench.dagger_keys import Dropped, UnsupportedDaggerError, explain
-from workbench.exceptions import InputFileError, SchemaError, SpecError, UnknownNameError, clip
+from workbench.dagger_keys import Dropped, explain
+from workbench.exceptions import (
+    InputFileError,
+    SchemaError,
+    SpecError,
+    UnknownNameError,
+    UnsupportedDaggerError,
+    clip,
+)
 from workbench.schemas import SchemaRegistry, default_registry
 from workbench.spec import DaggerSpec, parse
 from workbench.streams import time_field_problem
@@ -270,7 +277,7 @@ def _sink(props: dict[str, str], registry: SchemaRegistry, path: Path) -> tuple[
 
 
 def _influx_sink(props: dict[str, str], registry: SchemaRegistry, path: Path) -> tuple:
-    sink = {k: props.get(p) for k, p in _INFLUX_KEYS.items()}
+    sink: dict[str, Any] = {k: props.get(p) for k, p in _INFLUX_KEYS.items()}
     sink |= {
         "type": "influx",
         "api": 1,

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from workbench.exceptions import WorkbenchError, clip
+from workbench.exceptions import clip
 
 
 @dataclass(frozen=True)
@@ -105,17 +105,3 @@ def explain(key: str, value: str) -> Dropped:
         if re.fullmatch(pattern, name):
             return Dropped(key, reason, unsupported=False)
     return Dropped(key, "not known to the importer; its effect would be lost")
-
-
-class UnsupportedDaggerError(WorkbenchError):
-    """A Dagger job uses features the spec cannot express; ``dropped`` lists them."""
-
-    def __init__(self, source: str, dropped: list[Dropped]):
-        self.dropped = dropped
-        bad = [d for d in dropped if d.unsupported]
-        listing = "".join(f"\n  {d.render()}" for d in bad)
-        super().__init__(
-            f"{source}: {len(bad)} key(s) cannot be carried over; the spec would emit "
-            f"different rows:{listing}\nRemove them, or pass --ignore-unsupported to import "
-            "without them."
-        )

@@ -89,6 +89,21 @@ class ReplayInputError(WorkbenchError):
     """``replay`` flags that do not fit the SQL (a ``--table`` the SQL does not read)."""
 
 
+class UnsupportedDaggerError(WorkbenchError):
+    """A Dagger job uses features a spec cannot express; ``dropped`` lists every key left
+    out (:class:`workbench.dagger_keys.Dropped`), those with ``unsupported`` in the message."""
+
+    def __init__(self, source: str, dropped: list):
+        self.dropped = dropped
+        bad = [d for d in dropped if d.unsupported]
+        listing = "".join(f"\n  {d.render()}" for d in bad)
+        super().__init__(
+            f"{source}: {len(bad)} key(s) cannot be carried over; the spec would emit "
+            f"different rows:{listing}\nRemove them, or pass --ignore-unsupported to import "
+            "without them."
+        )
+
+
 class SchemaError(WorkbenchError):
     """A .proto file that does not compile or a descriptor set that cannot be read."""
 

@@ -105,7 +105,9 @@ def _is_time(value: Any) -> bool:
     return False
 
 
-def _mismatch(value: Any, dtype: DataType, path: str, skip: set = frozenset()) -> str | None:
+def _mismatch(
+    value: Any, dtype: DataType, path: str, skip: set | frozenset = frozenset()
+) -> str | None:
     """Where and why ``value`` does not fit ``dtype`` (None when it fits)."""
     from pyspark.sql import types as T
 

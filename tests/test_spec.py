@@ -156,3 +156,11 @@ def test_deduplicate_needs_keys_and_a_positive_span():
 def test_influx_url_must_be_http(url):
     sink = {"type": "influx", "api": 1, "database": "d", "measurement": "m", "url": url}
     assert _error({**BASE, "sinks": [sink]}).key == "sinks[0].url"
+
+
+def test_did_you_mean_lists_at_most_forty_known_names():
+    from workbench.exceptions import UnknownNameError
+
+    err = UnknownNameError("field", "colum_7", [f"column_{i}" for i in range(5000)])
+    assert "Did you mean column_7" in str(err)
+    assert "(4960 more)" in str(err) and len(str(err)) < 1000

@@ -14,6 +14,9 @@ class WorkbenchError(Exception):
     """Root of the workbench's errors; ``str(err)`` is meant for the user."""
 
 
+MAX_KNOWN = 40  # names listed after "Known:"
+
+
 def clip(text: object, limit: int = 80) -> str:
     """``text`` cut to ``limit`` characters, saying how much was left out: errors never
     echo unbounded user input."""
@@ -30,7 +33,10 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if not close:
         lowered = {k.lower(): k for k in known}
         close = [lowered[m] for m in difflib.get_close_matches(name.lower(), lowered, n=3)]
-    listing = ", ".join(known) if known else "(none)"
+    shown = known[:MAX_KNOWN]
+    listing = ", ".join(clip(k) for k in shown) if known else "(none)"
+    if len(known) > MAX_KNOWN:
+        listing += f", ... ({len(known) - MAX_KNOWN} more)"
     hint = f" Did you mean {' or '.join(close)}?" if close else ""
     return f"{hint} Known: {listing}."
 

@@ -161,7 +161,9 @@ def _none_readable(path: str, checked: jsonrows.Checked) -> str:
     first = checked.rejects[0] if checked.rejects else None
     why = f" (line {first['line']}: {first['error']})" if first else " (it is empty)"
     fix = "Give JSON Lines: one JSON object per line."
-    if first and first["error"].startswith(jsonrows.NO_TIME):
+    if first and first["raw"].lstrip().startswith("["):
+        fix = "It looks like one JSON array: write one object per line (e.g. jq -c '.[]')."
+    elif first and first["error"].startswith(jsonrows.NO_TIME):
         fix = "Name the field holding the event time with --rowtime-field (or the spec's "
         fix += "event_timestamp_field)."
     return f"Recording '{clip(path)}': no line is a readable message{why}. {fix}"

@@ -36,6 +36,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         writable(args.rejects, "--rejects")
     if args.table:
         check_tables([name for name, _ in args.table], sql, spec)
+        _not_an_input(args.out, args.table)
     for sample in args.sample or []:
         _check_sample(sample)
     if args.sample:
@@ -56,6 +57,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     rejected = f", {len(result.rejects)} rejected rows in {args.rejects}" if result.rejects else ""
     print(f"wrote {result.rows} rows to {result.out}{rejected}")
     return 0
+
+
+def _not_an_input(out: str, tables: list[tuple[str, str]]) -> None:
+    """``--out`` must not overwrite a recording."""
+    for name, path in tables:
+        if Path(path).resolve() == Path(out).resolve():
+            raise WorkbenchError(
+                f"--out {out} is the recording of --table {name}: write the result elsewhere"
+            )
 
 
 def _check_sample(path: str) -> None:

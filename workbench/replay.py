@@ -171,6 +171,12 @@ def check_tables(tables: Sequence[str], sql: str | None, spec: DaggerSpec | None
     from workbench.sql.names import stream_tables
     from workbench.sql.parse import parse
 
+    twice = sorted({t for t in tables if [x.lower() for x in tables].count(t.lower()) > 1})
+    if twice:
+        raise ReplayInputError(
+            f"--table {clip(twice[0])} is given more than once; give one recording per table "
+            "(a folder holds several files)"
+        )
     query = spec.sql if spec else sql or ""
     read = list(dict.fromkeys(t.name for t in stream_tables(parse(query))))
     lowered = {t.lower() for t in read}

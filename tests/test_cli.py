@@ -99,14 +99,14 @@ def test_replay_reports_unparseable_rows_with_line_numbers(tmp_path):
     failed = workbench(*args)
     assert failed.returncode == 1
     assert f"{rows}:2: not valid JSON" in failed.stderr
-    assert "no readable event time in field 'event_timestamp'" in failed.stderr
+    assert f"{rows}:4: no readable event time in field 'event_timestamp'" in failed.stderr
     assert "--rejects FILE" in failed.stderr
     rejects = tmp_path / "rejects.jsonl"
     ok = workbench(*args, "--rejects", str(rejects))
     assert ok.returncode == 0, ok.stderr
     assert json.loads(out.read_text()) == {"n": 2}
     rejected = [json.loads(line) for line in rejects.read_text().splitlines()]
-    assert [(r["line"], r["table"]) for r in rejected] == [(2, "booking"), (None, "booking")]
+    assert [(r["line"], r["table"]) for r in rejected] == [(2, "booking"), (4, "booking")]
     assert json.loads(rejected[1]["raw"])["order_number"] == "o4"
 
 

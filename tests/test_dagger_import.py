@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from workbench import spec as spec_module
-from workbench.dagger_import import import_properties
-from workbench.exceptions import SpecError
+from workbench.dagger_import import import_job, import_properties
+from workbench.exceptions import SpecError, UnsupportedDaggerError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dagger"
 
@@ -96,3 +98,87 @@ def test_missing_sql_is_named(tmp_path):
     bad.write_text("\n".join(x for x in text.splitlines() if not x.startswith("FLINK_SQL")))
     with pytest.raises(SpecError, match="FLINK_SQL_QUERY"):
         import_properties(bad)
+
+
+def test_deduplication_transformer_becomes_deduplicate():
+    result = import_job(FIXTURES / "dedup.properties")
+    dedup = result.spec.deduplicate
+    assert dedup is not None
+    assert (dedup.keys, dedup.within_ms) == (["order_number"], 3_600_000)
+    assert result.unsupported == []
+    # every key left out is named, with why
+    named = {d.key for d in result.dropped}
+    assert {
+        "PROCESSOR_PREPROCESSOR_CONFIG",
+        "SCHEMA_REGISTRY_STENCIL_ENABLE",
+        "SCHEMA_REGISTRY_STENCIL_URLS",
+        "METRIC_TELEMETRY_ENABLE",
+        "FUNCTION_FACTORY_CLASSES",
+        "PYTHON_UDF_ENABLE",
+        "STREAMS[0].SOURCE_KAFKA_CONSUMER_CONFIG_AUTO_COMMIT_ENABLE",
+        "STREAMS[0].SOURCE_DETAILS",
+    } == named
+
+
+def test_the_imported_deduplicate_round_trips(tmp_path):
+    spec = import_properties(FIXTURES / "dedup.properties")
+    path = tmp_path / "spec.yaml"
+    path.write_text(spec.to_yaml())
+    assert "deduplicate:\n  keys:\n  - order_number\n  within: 3600s" in path.read_text()
+    assert spec_module.load(path) == spec
+
+
+def test_enrichment_fails_the_import_unless_ignored(tmp_path):
+    text = (FIXTURES / "dedup.properties").read_text()
+    bad = tmp_path / "enrich.properties"
+    bad.write_text(
+        text.replace(
+            '"transformers"', '"external_source": {"es": [{"host": "es"}]}, "transformers"'
+        )
+        + "PROCESSOR_LONGBOW_GCP_PROJECT_ID=p\n"
+    )
+    with pytest.raises(UnsupportedDaggerError) as info:
+        import_properties(bad)
+    message = str(info.value)
+    assert "2 key(s) cannot be carried over" in message
+    assert "PROCESSOR_POSTPROCESSOR_CONFIG.external_source.es: Elasticsearch enrichment" in message
+    assert "PROCESSOR_LONGBOW_GCP_PROJECT_ID: Longbow" in message
+    assert "--ignore-unsupported" in message
+    spec = import_properties(bad, ignore_unsupported=True)
+    assert spec.deduplicate is not None  # what can be carried still is
+
+
+def test_the_cli_fails_on_unsupported_keys_and_lists_them_when_ignored(tmp_path):
+    text = (FIXTURES / "dedup.properties").read_text()
+    bad = tmp_path / "enrich.properties"
+    bad.write_text(
+        text.replace('"transformers"', '"external_source": {"http": [{}]}, "transformers"')
+    )
+    out = tmp_path / "spec.yaml"
+    failed = _cli("import-dagger", str(bad), "--out", str(out))
+    assert failed.returncode == 1 and not out.exists()
+    assert "external_source.http: HTTP enrichment is not supported" in failed.stderr
+    ok = _cli("import-dagger", str(bad), "--out", str(out), "--ignore-unsupported")
+    assert ok.returncode == 0, ok.stderr
+    assert (
+        "warning: not carried over: PROCESSOR_POSTPROCESSOR_CONFIG.external_source.http: "
+        "HTTP enrichment is not supported" in ok.stderr
+    )
+    assert "note: not carried over: METRIC_TELEMETRY_ENABLE" in ok.stderr
+    assert "deduplicate:" in out.read_text()
+
+
+def test_an_event_time_field_that_is_not_a_time_is_refused(tmp_path):
+    err = _import_changed(
+        tmp_path,
+        '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"8"',
+        '"INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX":"1"',
+    )
+    assert err.key == "STREAMS[0].INPUT_SCHEMA_EVENT_TIMESTAMP_FIELD_INDEX"
+    assert "the event time must be a google.protobuf.Timestamp or int64" in str(err)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, timeout=120
+    )

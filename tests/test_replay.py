@@ -293,3 +293,32 @@ def test_geo_udfs_per_order(spark, tmp_path):
         assert row["gh"] == geohash(lat, lng, 7)
         km = haversine_km(lat, lng, b["dropoff_lat"], b["dropoff_long"])
         assert row["km"] == pytest.approx(km, rel=1e-9, abs=0)
+
+
+def test_rows_that_do_not_fit_the_message_are_set_aside_with_file_and_line(recorded, tmp_path):
+    """Wrong nested types and array lines are rejects with file:line, never silently
+    dropped or split; the good rows give the same windows as a clean recording."""
+    bookings = recorded["bookings"][:600]
+    bad = [
+        {**bookings[0], "items": {"id": "x", "quantity": 1}},  # repeated field as an object
+        {**bookings[1], "items": [{"id": "x", "quantity": "many", "name": "n"}]},
+        [bookings[2], bookings[3]],  # one line holding an array of two rows
+        {k: v for k, v in bookings[4].items() if k != "event_timestamp"},
+    ]
+    path = tmp_path / "booking.jsonl"
+    lines = [json.dumps(b) for b in bookings] + [json.dumps(b) for b in bad]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rejects = tmp_path / "rejects.jsonl"
+    out = tmp_path / "surge.jsonl"
+    done = run_cli(
+        str(SPEC), "--table", f"booking={path}", "--out", str(out), "--rejects", str(rejects)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "4 rejected rows in" in done.stdout
+    found = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert [(r["file"], r["line"]) for r in found] == [(str(path), 600 + i) for i in (1, 2, 3, 4)]
+    assert "'items' must be an array" in found[0]["error"]
+    assert "'items[0].quantity' must be a whole number" in found[1]["error"]
+    assert "a JSON array" in found[2]["error"]
+    assert "no readable event time" in found[3]["error"]
+    assert rows(out, *SURGE_COLUMNS) == surge_expected(bookings)

@@ -115,3 +115,52 @@ def test_unreadable_yaml_is_reported(tmp_path):
     path.write_text("name: [unclosed\n")
     with pytest.raises(SpecError, match="not valid YAML"):
         spec.load(path)
+
+
+def test_an_alias_bomb_is_refused_at_once_without_echoing_it():
+    import time
+    from pathlib import Path
+
+    bomb = Path(__file__).parent / "fixtures" / "bad" / "specs" / "yaml-bomb.yaml"
+    started = time.monotonic()  # 9**9 values under `description`, as users met it
+    with pytest.raises(SpecError, match="too large") as info:
+        spec.load(bomb)
+    assert time.monotonic() - started < 5
+    assert len(str(info.value)) < 300
+
+
+def test_a_long_value_is_clipped_in_the_error():
+    err = _error({**BASE, "emit": "x" * 100_000})
+    assert "more characters)" in str(err) and len(str(err)) < 400
+
+
+def test_name_is_capped_and_checkpoint_must_not_be_a_file(tmp_path):
+    assert "at most 100 characters" in str(_error({**BASE, "name": "n" * 101}))
+    spec.parse({**BASE, "name": "n" * 100})
+    file = tmp_path / "cp"
+    file.write_text("")
+    err = _error({**BASE, "checkpoint": str(file)})
+    assert err.key == "checkpoint" and "is a file; give a folder" in str(err)
+    spec.parse({**BASE, "checkpoint": str(tmp_path / "new")})
+
+
+def test_deduplicate_needs_keys_and_a_positive_span():
+    parsed = spec.parse({**BASE, "deduplicate": {"keys": ["x"], "within": "10m"}})
+    assert parsed.deduplicate.within_ms == 600_000
+    assert _error({**BASE, "deduplicate": {"keys": [], "within": "1m"}}).key == "deduplicate.keys"
+    err = _error({**BASE, "deduplicate": {"keys": ["x"], "within": 0}})
+    assert err.key == "deduplicate.within"
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "http://[::1", "http://", "http://a b"])
+def test_influx_url_must_be_http(url):
+    sink = {"type": "influx", "api": 1, "database": "d", "measurement": "m", "url": url}
+    assert _error({**BASE, "sinks": [sink]}).key == "sinks[0].url"
+
+
+def test_did_you_mean_lists_at_most_forty_known_names():
+    from workbench.exceptions import UnknownNameError
+
+    err = UnknownNameError("field", "colum_7", [f"column_{i}" for i in range(5000)])
+    assert "Did you mean column_7" in str(err)
+    assert "(4960 more)" in str(err) and len(str(err)) < 1000

@@ -23,13 +23,22 @@ def _table_arg(value: str) -> tuple[str, str]:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from workbench import spec as spec_module
-    from workbench.replay import replay
+    from workbench.replay import check_tables, replay
     from workbench.spark import session
+    from workbench.userfiles import read_text, writable
 
-    spec = spec_module.load(args.spec) if args.spec else None
-    sql = Path(args.sql).read_text(encoding="utf-8") if args.sql else None
     if bool(args.table) == bool(args.sample):
         raise WorkbenchError("give recordings (--table NAME=PATH) or samples (--sample FILE)")
+    spec = spec_module.load(args.spec) if args.spec else None
+    sql = read_text(args.sql, "SQL", "--sql") if args.sql else None
+    writable(args.out, "--out")
+    if args.rejects:
+        writable(args.rejects, "--rejects")
+    if args.table:
+        check_tables([name for name, _ in args.table], sql, spec)
+        _not_an_input(args.out, args.table)
+    for sample in args.sample or []:
+        _check_sample(sample)
     if args.sample:
         from workbench.replay import replay_samples
 
@@ -37,7 +46,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"wrote {done.rows} rows to {done.out}, {done.undecodable} undecodable records")
         return 0
     result = replay(
-        session(),
+        None,  # started once the recordings are checked
         dict(args.table),
         args.out,
         sql=sql,
@@ -50,6 +59,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _not_an_input(out: str, tables: list[tuple[str, str]]) -> None:
+    """``--out`` must not overwrite a recording."""
+    for name, path in tables:
+        if Path(path).resolve() == Path(out).resolve():
+            raise WorkbenchError(
+                f"--out {out} is the recording of --table {name}: write the result elsewhere"
+            )
+
+
+def _check_sample(path: str) -> None:
+    """A ``--sample`` file exists and is JSON (before Spark starts)."""
+    from workbench.exceptions import InputFileError, clip
+    from workbench.userfiles import read_text
+
+    try:
+        json.loads(read_text(path, "saved sample", "--sample"))
+    except json.JSONDecodeError as err:
+        raise InputFileError(
+            f"--sample {clip(path)}: not a saved sample (not JSON: {err.msg} at line "
+            f"{err.lineno}); save one with Sample.save"
+        ) from None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from workbench.validate import validate
 
@@ -59,13 +91,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_import_dagger(args: argparse.Namespace) -> int:
-    from workbench.dagger_import import import_properties
+    from workbench.dagger_import import import_job
+    from workbench.exceptions import UnsupportedDaggerError
+    from workbench.userfiles import writable
 
-    spec = import_properties(args.file, name=args.name)
-    text = spec.to_yaml()
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as out:
-            out.write(text)
+        writable(args.out, "--out")
+    result = import_job(args.file, name=args.name)
+    if result.unsupported and not args.ignore_unsupported:
+        raise UnsupportedDaggerError(args.file, result.dropped)
+    for dropped in result.dropped:
+        label = "warning" if dropped.unsupported else "note"
+        print(f"{label}: not carried over: {dropped.render()}", file=sys.stderr)
+    text = result.spec.to_yaml()
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
         print(f"wrote {args.out}")
     else:
         sys.stdout.write(text)
@@ -206,6 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE.properties")
     p.add_argument("--out", metavar="SPEC.yaml", help="write the spec here (default: stdout)")
     p.add_argument("--name", help="dagger name (default: FLINK_JOB_ID or the file's name)")
+    p.add_argument(
+        "--ignore-unsupported",
+        action="store_true",
+        help="import even when keys the spec cannot express (processors, Longbow, ...) "
+        "would change the output; they are listed as warnings",
+    )
     p.set_defaults(run=cmd_import_dagger)
 
     p = sub.add_parser("schemas", help="list protobuf messages or show one")

@@ -14,12 +14,13 @@ row reaches the SQL) makes Spark plan it, where the rest of its streaming checks
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench import engine
+from workbench import dedup, engine
 from workbench.exceptions import StreamingPlanError
 from workbench.sql import enums
 from workbench.streams import registry_for
@@ -59,8 +60,9 @@ def check(spark: SparkSession, spec: DaggerSpec, resolved: list[ResolvedStream])
             rowtime=spec.rowtime_attribute,
             watermark_delay_ms=spec.watermark_delay_ms,
         )
-        _start_once(plan.result, output_mode(spec), folder / "checkpoint")
-    return plan
+        result = dedup.apply(plan.result, spec.deduplicate, spec.rowtime_attribute)
+        _start_once(result, output_mode(spec), folder / "checkpoint")
+    return dataclasses.replace(plan, result=result)
 
 
 def _kafka_records(spark: SparkSession):

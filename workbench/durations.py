@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from workbench.exceptions import clip
+
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 _PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$")
 
@@ -18,7 +20,9 @@ def to_millis(value: str | int | float) -> int:
         return int(value)
     match = _PATTERN.match(str(value))
     if not match:
-        raise ValueError(f"'{value}' is not a duration: write e.g. '10s', '500ms', '5m' or '1h'")
+        raise ValueError(
+            f"'{clip(value)}' is not a duration: write e.g. '10s', '500ms', '5m' or '1h'"
+        )
     number, unit = match.groups()
     return int(float(number) * _UNITS_MS[unit or "ms"])
 

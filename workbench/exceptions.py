@@ -14,6 +14,18 @@ class WorkbenchError(Exception):
     """Root of the workbench's errors; ``str(err)`` is meant for the user."""
 
 
+MAX_KNOWN = 40  # names listed after "Known:"
+
+
+def clip(text: object, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out: errors never
+    echo unbounded user input."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """A hint naming the closest known names, or the known names when none is close."""
     known = sorted(set(known), key=str.lower)
@@ -21,7 +33,10 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if not close:
         lowered = {k.lower(): k for k in known}
         close = [lowered[m] for m in difflib.get_close_matches(name.lower(), lowered, n=3)]
-    listing = ", ".join(known) if known else "(none)"
+    shown = known[:MAX_KNOWN]
+    listing = ", ".join(clip(k) for k in shown) if known else "(none)"
+    if len(known) > MAX_KNOWN:
+        listing += f", ... ({len(known) - MAX_KNOWN} more)"
     hint = f" Did you mean {' or '.join(close)}?" if close else ""
     return f"{hint} Known: {listing}."
 
@@ -32,7 +47,8 @@ class UnknownNameError(WorkbenchError):
     def __init__(self, kind: str, name: str, known: Iterable[str], where: str = ""):
         self.kind, self.name, self.known = kind, name, sorted(set(known))
         at = f" {where}" if where else ""
-        super().__init__(f"Unknown {kind} '{name}'{at}.{did_you_mean(name, self.known)}")
+        hint = did_you_mean(name, self.known)
+        super().__init__(f"Unknown {kind} '{clip(name)}'{at}.{hint}")
 
 
 class SpecError(WorkbenchError):
@@ -83,6 +99,29 @@ class SqlError(WorkbenchError):
         offset = column - 1 - start
         pointer = " " * offset + "^" * min(length, max(len(text) - offset, 1))
         return f"{message} Line {line}, Col: {column}.\n  {text}\n  {pointer}"
+
+
+class InputFileError(WorkbenchError):
+    """A file or folder named on the command line that cannot be read or written."""
+
+
+class ReplayInputError(WorkbenchError):
+    """``replay`` flags that do not fit the SQL (a ``--table`` the SQL does not read)."""
+
+
+class UnsupportedDaggerError(WorkbenchError):
+    """A Dagger job uses features a spec cannot express; ``dropped`` lists every key left
+    out (:class:`workbench.dagger_keys.Dropped`), those with ``unsupported`` in the message."""
+
+    def __init__(self, source: str, dropped: list):
+        self.dropped = dropped
+        bad = [d for d in dropped if d.unsupported]
+        listing = "".join(f"\n  {d.render()}" for d in bad)
+        super().__init__(
+            f"{source}: {len(bad)} key(s) cannot be carried over; the spec would emit "
+            f"different rows:{listing}\nRemove them, or pass --ignore-unsupported to import "
+            "without them."
+        )
 
 
 class SchemaError(WorkbenchError):

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench import checkpoints, deadletters, engine
+from workbench import checkpoints, deadletters, dedup, engine
 from workbench.durations import spark_interval
 from workbench.exceptions import WorkbenchError
 from workbench.paths import subdir
@@ -135,7 +135,7 @@ class StreamingJob:
             rowtime=self.spec.rowtime_attribute,
             watermark_delay_ms=self.spec.watermark_delay_ms,
         )
-        return plan.result
+        return dedup.apply(plan.result, self.spec.deduplicate, self.spec.rowtime_attribute)
 
     # --- running ----------------------------------------------------------------------
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench import engine
-from workbench.exceptions import BadRecordError
+from workbench import dedup, engine
+from workbench.exceptions import BadRecordError, ReplayInputError, clip, did_you_mean
 from workbench.sources import bounded
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ class ReplayResult:
 
 
 def replay(
-    spark: SparkSession,
+    spark: SparkSession | None,
     tables: Mapping[str, str],
     out: str | Path,
     *,
@@ -49,18 +49,30 @@ def replay(
 ) -> ReplayResult:
     """Run ``sql`` (or ``spec``'s SQL) over ``tables`` (table → recording path).
 
+    Table names and JSON Lines rows are checked before Spark starts (``spark`` None: the
+    workbench's session, started only then).
+
     Rows that cannot be read fail the run, unless ``rejects_path`` is given: then
     they are written there (file, line, error, raw) and the run goes on without them.
     """
     if (sql is None) == (spec is None):
-        raise ValueError("give exactly one of sql or spec")
+        raise ReplayInputError("give exactly one of sql or spec")
+    check_tables(list(tables), sql, spec)
     schemas, fields = _stream_schemas(spec, rowtime_field)
+    events = {t: fields.get(t, rowtime_field or DEFAULT_ROWTIME_FIELD) for t in tables}
+    checked = {t: bounded.check(p, schemas.get(t), events[t]) for t, p in tables.items()}
+    early = [{"table": t, **r} for t, c in checked.items() for r in c.rejects]
+    if rejects_path is None:
+        _handle_rejects(early, None)  # fails before Spark starts
+    if spark is None:
+        from workbench.spark import session
+
+        spark = session()
     inputs, rejects = [], []
     for table, path in tables.items():
-        event_field = fields.get(table, rowtime_field or DEFAULT_ROWTIME_FIELD)
-        recording = bounded.read(spark, path, schemas.get(table), event_field)
-        frame, untimed = _split_untimed(recording.frame, event_field, path)
-        inputs.append(engine.Input(table, frame, event_field))
+        recording = bounded.read(spark, path, schemas.get(table), events[table], checked[table])
+        frame, untimed = _split_untimed(recording.frame, events[table], path)
+        inputs.append(engine.Input(table, frame, events[table]))
         rejects += [{"table": table, **r} for r in recording.rejects + untimed]
     _handle_rejects(rejects, rejects_path)
     plan = _plan(spark, inputs, sql, spec)
@@ -89,7 +101,7 @@ def replay_samples(
     from workbench.sources.kafka import decoded_records, decoded_rows
 
     if (sql is None) == (spec is None):
-        raise ValueError("give exactly one of sql or spec")
+        raise ReplayInputError("give exactly one of sql or spec")
     inputs, counts, cached = [], [], []
     for path in samples:
         sample = Sample.load(path, read=False)
@@ -114,14 +126,18 @@ def replay_samples(
 def _plan(
     spark: SparkSession, inputs: list[engine.Input], sql: str | None, spec: DaggerSpec | None
 ) -> engine.Plan:
-    """The replay's plan: the spec's SQL and rowtime name, or ``sql`` over ``rowtime``."""
-    return engine.build(
+    """The replay's plan: the spec's SQL and rowtime name (and its ``deduplicate``), or
+    ``sql`` over ``rowtime``."""
+    plan = engine.build(
         spark,
         spec.sql if spec else sql or "",
         inputs,
         job="replay",
         rowtime=spec.rowtime_attribute if spec else "rowtime",
     )
+    if spec is None or spec.deduplicate is None:
+        return plan
+    return replace(plan, result=dedup.apply(plan.result, spec.deduplicate))
 
 
 def _split_untimed(frame: DataFrame, event_field: str, path: str) -> tuple[DataFrame, list[dict]]:
@@ -135,8 +151,49 @@ def _split_untimed(frame: DataFrame, event_field: str, path: str) -> tuple[DataF
     missing = frame.where(ts.isNull()).select(F.to_json(F.struct(*columns)).alias("raw"))
     rows = missing.limit(bounded.MAX_REJECTS).collect()
     error = f"no readable event time in field '{event_field}'"
-    rejects = [{"file": path, "line": None, "error": error, "raw": r["raw"]} for r in rows]
+    rejects = [
+        {"file": path, "line": None, "error": error, "raw": clip(r["raw"], 2000)} for r in rows
+    ]
     return (frame.where(ts.isNotNull()) if rejects else frame), rejects
+
+
+def _place(reject: dict) -> str:
+    """``file:line: `` (``file: `` when the line is not known, as in Parquet)."""
+    if not reject.get("file"):
+        return ""
+    line = f":{reject['line']}" if reject.get("line") else ""
+    return f"{reject['file']}{line}: "
+
+
+def check_tables(tables: Sequence[str], sql: str | None, spec: DaggerSpec | None) -> None:
+    """Every ``--table NAME`` names a table the SQL reads, and every such table has one:
+    checked before Spark starts, so a wrong name is blamed on the flag, not the SQL."""
+    from workbench.sql.names import stream_tables
+    from workbench.sql.parse import parse
+
+    twice = sorted({t for t in tables if [x.lower() for x in tables].count(t.lower()) > 1})
+    if twice:
+        raise ReplayInputError(
+            f"--table {clip(twice[0])} is given more than once; give one recording per table "
+            "(a folder holds several files)"
+        )
+    query = spec.sql if spec else sql or ""
+    read = list(dict.fromkeys(t.name for t in stream_tables(parse(query))))
+    lowered = {t.lower() for t in read}
+    for name in tables:
+        if name.lower() not in lowered:
+            hint = did_you_mean(name, read)
+            raise ReplayInputError(
+                f"--table {clip(name)}=...: the SQL reads no table '{clip(name)}'.{hint} "
+                "Name each recording after a table in the SQL's FROM."
+            )
+    given = {t.lower() for t in tables}
+    missing = [t for t in read if t.lower() not in given]
+    if missing:
+        raise ReplayInputError(
+            f"the SQL reads {', '.join(missing)} but no --table gives it: add "
+            + " ".join(f"--table {t}=PATH" for t in missing)
+        )
 
 
 def _stream_schemas(
@@ -156,7 +213,7 @@ def _handle_rejects(rejects: list[dict], rejects_path: str | Path | None) -> Non
     if not rejects:
         return
     if rejects_path is None:
-        shown = "\n".join(f"  {r['file']}:{r['line'] or '?'}: {r['error']}" for r in rejects[:10])
+        shown = "\n".join(f"  {_place(r)}{r['error']}" for r in rejects[:10])
         more = f"\n  ... and {len(rejects) - 10} more" if len(rejects) > 10 else ""
         raise BadRecordError(
             f"{len(rejects)} input row(s) cannot be read:\n{shown}{more}\n"

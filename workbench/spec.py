@@ -17,13 +17,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from workbench.durations import to_millis
-from workbench.exceptions import SpecError, UnknownNameError
+from workbench.exceptions import SpecError, UnknownNameError, clip
 from workbench.sinks.registry import SINKS, SinkConfig
 
 #: How many times a message may hold itself along a path (``max_recursion_depth``).
 DEFAULT_RECURSION_DEPTH = 3
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+MAX_NAME = 100  # a dagger's name becomes a folder name (checkpoints, artifacts)
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -102,6 +103,25 @@ class DeadLetterSpec(_Model):
     bootstrap_servers: str | None = None
 
 
+class DeduplicateSpec(_Model):
+    """Each key of the result once within a span of event time (Dagger's
+    DeDuplicationTransformer); see :mod:`workbench.dedup`."""
+
+    keys: list[str] = Field(min_length=1, description="output columns that identify a row")
+    within: str | int = Field(description="how long a key is remembered, in event time")
+
+    @field_validator("within")
+    @classmethod
+    def _span(cls, value: str | int) -> str | int:
+        if to_millis(value) <= 0:
+            raise ValueError("must be longer than 0, e.g. '10m'")
+        return value
+
+    @property
+    def within_ms(self) -> int:
+        return to_millis(self.within)
+
+
 class DaggerSpec(_Model):
     name: str
     team: str = "default"
@@ -115,6 +135,7 @@ class DaggerSpec(_Model):
     sinks: list[SinkConfig] = Field(default_factory=list)
     dead_letter: DeadLetterSpec = Field(default_factory=DeadLetterSpec)
     checkpoint: str | None = None
+    deduplicate: DeduplicateSpec | None = None
     schemas: list[str] = Field(
         default_factory=list, description="extra .proto folders, descriptor-set files or URLs"
     )
@@ -127,6 +148,18 @@ class DaggerSpec(_Model):
             raise ValueError(
                 "a dagger name is letters, digits, '-' and '_', starting with a letter"
             )
+        if len(value) > MAX_NAME:
+            raise ValueError(
+                f"a dagger name is at most {MAX_NAME} characters (it names folders), "
+                f"got {len(value)}"
+            )
+        return value
+
+    @field_validator("checkpoint")
+    @classmethod
+    def _checkpoint_folder(cls, value: str | None) -> str | None:
+        if value is not None and Path(value).exists() and not Path(value).is_dir():
+            raise ValueError(f"'{clip(value)}' is a file; give a folder (or a path not yet made)")
         return value
 
     @field_validator("watermark_delay", "trigger_interval")
@@ -220,14 +253,10 @@ def parse(data: Any, source: str | None = None) -> DaggerSpec:
 
 
 def load(path: str | Path) -> DaggerSpec:
-    path = Path(path)
-    if not path.exists():
-        raise SpecError("(file)", f"no such file '{path}'", str(path))
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise SpecError("(file)", f"not valid YAML: {err}", str(path)) from None
-    return parse(data, str(path))
+    """Read and validate the spec at ``path``; any problem is one :class:`SpecError`."""
+    from workbench.yamlsafe import read_yaml
+
+    return parse(read_yaml(path, what="spec"), str(path))
 
 
 def _spec_error(err: ValidationError, source: str | None) -> SpecError:
@@ -275,7 +304,7 @@ def _explain(error: Any, loc: list, model: type[BaseModel] | None) -> str:
     if kind == "missing":
         return "required key is missing."
     msg = msg.removeprefix("Value error, ")
-    return f"{msg} (got {error['input']!r})." if kind != "value_error" else f"{msg}."
+    return f"{msg} (got {clip(repr(error['input']))})." if kind != "value_error" else f"{msg}."
 
 
 def _known_keys(model: type[BaseModel] | None, loc: list) -> list[str]:

@@ -16,6 +16,31 @@ if TYPE_CHECKING:
     from workbench.spec import DaggerSpec, StreamSpec
 
 _TIME_TYPES = {"google.protobuf.Timestamp"}
+_MILLIS_TYPES = {"int64", "uint64", "sint64", "fixed64", "sfixed64"}
+
+
+def _type_name(field: Any) -> str:
+    """The .proto spelling of a scalar field's type (``int64``, ``string``, ...)."""
+    names = {
+        getattr(field, attr): attr.removeprefix("TYPE_").lower()
+        for attr in dir(field)
+        if attr.startswith("TYPE_") and isinstance(getattr(field, attr), int)
+    }
+    return names.get(field.type, "value")
+
+
+def time_field_problem(field: Any) -> str | None:
+    """Why the protobuf ``field`` cannot hold an event time (None when it can): it must
+    be a google.protobuf.Timestamp or a 64-bit integer of epoch milliseconds."""
+    if field.message_type is not None and field.message_type.full_name in _TIME_TYPES:
+        return None
+    kind = field.message_type.full_name if field.message_type else _type_name(field)
+    if kind in _MILLIS_TYPES and field.label != field.LABEL_REPEATED:
+        return None
+    return (
+        f"'{field.name}' (field {field.number}) is a {kind}; the event time must be a "
+        "google.protobuf.Timestamp or int64 epoch milliseconds"
+    )
 
 
 @dataclass(frozen=True)
@@ -53,11 +78,8 @@ def _resolve(index: int, stream: StreamSpec, registry: SchemaRegistry) -> Resolv
             "field", stream.event_timestamp_field, [f.name for f in descriptor.fields]
         )
         raise SpecError(f"{key}.event_timestamp_field", f"{known} (in {descriptor.full_name})")
-    if field.message_type is not None and field.message_type.full_name not in _TIME_TYPES:
-        raise SpecError(
-            f"{key}.event_timestamp_field",
-            f"'{field.name}' is a {field.message_type.full_name}; the event time "
-            "must be a google.protobuf.Timestamp (or epoch milliseconds)",
-        )
+    problem = time_field_problem(field)
+    if problem:
+        raise SpecError(f"{key}.event_timestamp_field", f"{problem}. Name another field.")
     options = decoder_options(stream.max_recursion_depth)
     return ResolvedStream(stream, descriptor.full_name, spark_schema(descriptor, options))

@@ -185,10 +185,15 @@ def _descriptor_files(folder: Path) -> list[Path]:
 
 
 def _download(url: str) -> bytes:
+    from workbench.urls import http_url_problem
+
+    problem = http_url_problem(url)
+    if problem:
+        raise SchemaError(f"Schema source {problem}.")
     try:
         with urllib.request.urlopen(url, timeout=30) as response:
             return response.read()
-    except OSError as err:
+    except (OSError, ValueError) as err:  # http.client.InvalidURL is a ValueError
         raise SchemaError(
             f"Could not download the descriptor set at {url}: {err}. "
             "Check the URL and that the server is reachable."

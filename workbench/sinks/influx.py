@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import model_validator
+from pydantic import field_validator, model_validator
 
 from workbench.exceptions import SinkError
 from workbench.sinks.registry import SINKS, SinkConfig, SinkContext
+from workbench.urls import check_http_url
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -39,6 +40,8 @@ class InfluxConfig(SinkConfig):
     batch_size: int = 5000
     flush_interval_ms: int = 1000
     retries: int = 5
+
+    _url = field_validator("url")(lambda cls, value: check_http_url(value))
 
     @model_validator(mode="after")
     def _api_keys(self) -> InfluxConfig:

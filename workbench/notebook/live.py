@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workbench import deadletters
 from workbench.exceptions import WorkbenchError
+from workbench.preview import group_keys
 
 if TYPE_CHECKING:
     import ipywidgets as W
@@ -59,27 +60,6 @@ _current_lock = threading.RLock()
 
 class LivePreviewError(WorkbenchError):
     """A live preview that cannot start, or whose streaming query failed."""
-
-
-def group_keys(sql: str) -> list[str]:
-    """The output columns that identify a row of an aggregating query: its projections
-    that hold no aggregate (``count``, ``DistinctCount``...). Empty without GROUP BY."""
-    from sqlglot import exp
-
-    from workbench.sql.parse import parse
-    from workbench.udfs import UDFS
-
-    tree = parse(sql)
-    if not isinstance(tree, exp.Select) or tree.args.get("group") is None:
-        return []
-
-    def aggregates(node: exp.Expr) -> bool:
-        if any(True for _ in node.find_all(exp.AggFunc)):
-            return True
-        udfs = (UDFS.get(n.name) for n in node.find_all(exp.Anonymous))
-        return any(u is not None and u.kind == "aggregate" for u in udfs)
-
-    return [p.alias_or_name for p in tree.expressions if not aggregates(p)]
 
 
 def live_spec(

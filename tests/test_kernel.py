@@ -94,8 +94,9 @@ def test_magics_in_a_real_kernel(kernel, kafka_broker):
     reply, outputs = execute(kernel, setup)
     assert reply["status"] == "ok", outputs
 
-    reply, outputs = execute(kernel, f"%%dagger\n{SURGE_SQL}")
+    reply, outputs = execute(kernel, f"%%dagger\n{SURGE_SQL}")  # Spark starts here
     assert reply["status"] == "ok", outputs
+    assert [o for o in outputs if o["output_type"] == "stream"] == []  # no JVM warnings
     result = next(o for o in outputs if o["output_type"] == "execute_result")["data"]
     expected = surge_windows(sent.events)
     summary = result["text/plain"].splitlines()[0]
@@ -108,6 +109,34 @@ def test_magics_in_a_real_kernel(kernel, kafka_broker):
     reply, outputs = execute(kernel, "%%dagger\nSELECT nope FROM booking")
     assert reply["status"] == "error" and reply["ename"] == "SqlError"
     assert "Line 1, Col: 8." in outputs[-1]["traceback"][0]
+
+
+def test_a_misspelled_column_shows_one_error_and_no_java(kernel, kafka_broker):
+    """The cell shows the workbench's one error; the Java stack Spark and PySpark print
+    goes to the kernel's Spark log, which %dagger_logs shows on request."""
+    topic = new_topic(kafka_broker.bootstrap, "typo", partitions=1)
+    publish_events(kafka_broker.bootstrap, topic, 50, seed=5)
+    setup = (
+        "import workbench.notebook as wb\n"
+        f"wb.add_stream('booking', 'BookingLogMessage', topics=['{topic}'])\n"
+        "wb.sample('booking', last=100, progress=False)"
+    )
+    assert execute(kernel, setup)[0]["status"] == "ok"
+    typo = (
+        "SELECT servce_area_id, COUNT(*) AS n FROM booking\n"
+        "GROUP BY servce_area_id, TUMBLE(rowtime, INTERVAL '1' MINUTE)"
+    )
+    reply, outputs = execute(kernel, f"%%dagger\n{typo}")
+    assert reply["status"] == "error"
+    assert [o["output_type"] for o in outputs] == ["error"], outputs  # no stderr, one error
+    shown = "\n".join(outputs[0]["traceback"])
+    assert shown.startswith("SqlError: Unknown column 'servce_area_id'")
+    assert "at org.apache" not in shown and len(shown) < 2000
+
+    reply, outputs = execute(kernel, "%dagger_logs 400")
+    assert reply["status"] == "ok"
+    log = outputs[-1]["data"]["text/plain"]
+    assert "spark-" in log and "UNRESOLVED_COLUMN" in log and "at org.apache" in log
 
 
 def shown_rows(page: str) -> list[tuple]:
@@ -133,4 +162,4 @@ def expected_rows(windows: dict) -> list[tuple]:
         )
         for (cell, vehicle, end), (n, unique) in windows.items()
     ]
-    return sorted(rows)  # replay's order: every column ascending
+    return sorted(rows, key=lambda r: (r[4], *r[:4]))  # by window, then keys

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -213,16 +214,18 @@ def sample(
     start: Any = None,
     end: Any = None,
     tail_s: float | None = None,
+    offsets: Mapping[str, Mapping[int, tuple[int, int]]] | None = None,
     bootstrap: str | None = None,
     progress: bool = True,
 ) -> Sample:
-    """Sample ``table``'s stream (``last`` defaults to 1000 per partition) with a progress
+    """Sample ``table``'s stream (``last`` defaults to 1000 per partition; or a time range,
+    ``tail_s``, or exact ``offsets``, see :func:`workbench.sampling.sample`) with a progress
     bar; it becomes the table's current sample."""
     from workbench import sampling
     from workbench.notebook.progress import bar
 
     chosen = stream(table)
-    if last is None and start is None and end is None and tail_s is None:
+    if all(x is None for x in (last, start, end, tail_s, offsets)):
         last = DEFAULT_LAST
     shown = bar(f"sampling {table}") if progress else None
     taken = sampling.sample(
@@ -232,6 +235,7 @@ def sample(
         start=start,
         end=end,
         tail_s=tail_s,
+        offsets={t: dict(parts) for t, parts in offsets.items()} if offsets else None,
         progress=shown,
         schemas=_known()[table][1],
     )

@@ -321,6 +321,31 @@ class Chart:
         return out.getvalue()
 
 
+def chart_metrics(rows: pd.DataFrame, keys: Iterable[str] = ()) -> list[str]:
+    """The numeric columns one may chart, the measures first (:func:`measures`)."""
+    found = [c for c in rows.columns if _is_number(rows[c])]
+    first = measures(rows, keys)
+    return first + [c for c in found if c not in first]
+
+
+def measures(rows: pd.DataFrame, keys: Iterable[str] = ()) -> list[str]:
+    """The numeric columns that are measures: not a group key, not a tag (``tag_*``) and
+    not an id (``*_id``), as summing ids means nothing. The first is a chart's default."""
+    keys = set(keys)
+    return [c for c in rows.columns if _is_number(rows[c]) and c not in keys and not _identifies(c)]
+
+
+def _is_number(series: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(series)) and not pd.api.types.is_bool_dtype(series)
+
+
+def _identifies(column: str) -> bool:
+    name = column.lower()
+    return name.startswith("tag_") or name == "id" or name.endswith("_id")
+
+
 def _time_column(rows: pd.DataFrame) -> str:
     import pandas as pd
 

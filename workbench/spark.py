@@ -104,10 +104,13 @@ def shutdown(timeout_s: float = 2.0) -> None:
     kernel that takes over 2.5 s, before Python's exit handlers run)."""
     from pyspark import SparkContext
 
-    proc = getattr(SparkContext._gateway, "proc", None)
-    with contextlib.suppress(Exception):
-        if proc is not None and proc.poll() is None:
-            proc.stdin.close()  # the gateway exits when its stdin closes
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.poll() is None:
+        with contextlib.suppress(Exception):
+            gateway.shutdown()  # py4j stops talking to the JVM (no errors from finalizers)
+        with contextlib.suppress(Exception):
+            proc.stdin.close()  # the JVM exits when its stdin closes
             proc.wait(timeout_s)
     while _MADE_HERE:
         folder = _MADE_HERE.pop()

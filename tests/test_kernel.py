@@ -163,3 +163,63 @@ def expected_rows(windows: dict) -> list[tuple]:
         for (cell, vehicle, end), (n, unique) in windows.items()
     ]
     return sorted(rows, key=lambda r: (r[4], *r[:4]))  # by window, then keys
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_commands_are_make_targets_that_run(installed, tmp_path):
+    """The README's Notebooks section says `make lab` (the CLI is in .venv/bin, so a bare
+    `workbench kernel install` fails in a fresh shell); the command `make lab` runs starts
+    a JupyterLab that answers /api/status with its token and lists the kernel."""
+    import os
+    import shlex
+    import signal
+    import time
+    import urllib.request
+
+    from workbench.infra.ports import free_ports
+
+    readme = (ROOT / "README.md").read_text()
+    notebooks = readme.split("## Notebooks", 1)[1].split("```")[1]
+    commands = [line.split("#")[0].strip() for line in notebooks.splitlines() if line.strip()]
+    assert commands == ["make lab"]
+    assert "`make kernel`" in readme.split("## Notebooks", 1)[1].split("##", 1)[0]
+
+    (port,) = free_ports(1)
+    args = f"--no-browser --port {port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token=t0k"
+    planned = subprocess.run(
+        ["make", "-n", "kernel", "lab", f"LAB_ARGS={args}"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert ".venv/bin/workbench kernel install" in planned
+    (lab,) = [line for line in planned if " lab --notebook-dir=notebooks" in line]
+    argv = shlex.split(lab)
+    argv[0] = str(Path(sys.executable).parent / "jupyter")  # this environment's .venv/bin
+    env = os.environ | {"JUPYTER_PATH": str(installed)}
+    server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        status = kernels = None
+        for _ in range(120):
+            try:
+                status = _get(f"http://127.0.0.1:{port}/api/status", "t0k")
+                kernels = _get(f"http://127.0.0.1:{port}/api/kernelspecs", "t0k")
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert status is not None and "started" in status
+        assert KERNEL_NAME in kernels["kernelspecs"]
+        with pytest.raises(urllib.error.HTTPError):  # the token is needed
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+
+
+def _get(url: str, token: str) -> dict:
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        return json.loads(answer.read())

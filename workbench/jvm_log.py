@@ -9,7 +9,8 @@ workbench's one-line error.
 :func:`to_file` (the notebook kernel calls it) sends all of that to a file instead, for a
 JVM started afterwards: ``$WORKBENCH_HOME/logs/spark-<pid>.log``, one per kernel, read with
 :func:`tail` (``wb.spark_log()``, ``%dagger_logs``). ``$WORKBENCH_SPARK_LOG`` overrides:
-``stderr`` keeps everything on stderr as before, any other value is the file to use.
+``stderr`` keeps everything on stderr as before, any other value is the file to use (in
+the CLI too).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ PYSPARK_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 #: log4j level for a JVM logging to a file (stderr: ERROR), unless $WORKBENCH_SPARK_LOG_LEVEL.
 FILE_LEVEL = "WARN"
 
-_state: dict[str, Path | None] = {"file": None}
+_state: dict[str, Path | None] = {}
 
 
 def to_file(path: str | Path | None = None) -> Path | None:
@@ -52,8 +53,12 @@ def default_file() -> Path:
 
 
 def current() -> Path | None:
-    """The file the JVM's output goes to (None: stderr)."""
-    return _state["file"]
+    """The file the JVM's output goes to (None: stderr): as :func:`to_file` set it, else
+    ``$WORKBENCH_SPARK_LOG`` when it names a file (the CLI)."""
+    if "file" in _state:
+        return _state["file"]
+    chosen = os.environ.get(ENV, "").strip()
+    return Path(chosen).expanduser() if chosen and chosen != STDERR else None
 
 
 @contextlib.contextmanager

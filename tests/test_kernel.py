@@ -60,6 +60,8 @@ def execute(client, code: str) -> tuple[dict, list[dict]]:
         if kind in ("execute_result", "display_data", "stream", "error"):
             outputs.append(msg["content"] | {"output_type": kind})
     reply = client.get_shell_msg(timeout=TIMEOUT)
+    while reply["parent_header"].get("msg_id") != msg_id:  # e.g. a late kernel_info_reply
+        reply = client.get_shell_msg(timeout=TIMEOUT)
     return reply["content"], outputs
 
 

@@ -339,10 +339,10 @@ def sample(
         else:
             ranges, mode = consumer.between(partitions, start, end), _range_mode(start, end)
             records = consumer.read(ranges, progress)
-    offsets: Offsets = {}
+    read: Offsets = {}
     for (topic, partition), bounds in sorted(ranges.items()):
-        offsets.setdefault(topic, {})[partition] = bounds
-    return Sample(stream, message, servers, offsets, records, tuple(schemas), mode, taken_at)
+        read.setdefault(topic, {})[partition] = bounds
+    return Sample(stream, message, servers, read, records, tuple(schemas), mode, taken_at)
 
 
 def _given(offsets: Offsets, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], Any]:

@@ -106,7 +106,7 @@ def shutdown(timeout_s: float = 2.0) -> None:
 
     gateway = SparkContext._gateway
     proc = getattr(gateway, "proc", None)
-    if proc is not None and proc.poll() is None:
+    if gateway is not None and proc is not None and proc.poll() is None:
         with contextlib.suppress(Exception):
             gateway.shutdown()  # py4j stops talking to the JVM (no errors from finalizers)
         with contextlib.suppress(Exception):

@@ -84,25 +84,28 @@ def _plain(row: dict) -> dict:
 
 def test_late_records_are_what_the_job_would_drop(spark, surge):
     """Late = the record's one-minute window had closed when it arrived: the window's end
-    is at or before the watermark, the latest event time seen before it (Kafka timestamp,
-    partition, offset order) minus the 10 s delay. Decoded here with Python's protobuf."""
+    is at or before the watermark, the latest event time of the records that arrived
+    before it (an earlier Kafka timestamp: records stamped alike arrived together) minus
+    the 10 s delay. Decoded here with Python's protobuf."""
+    from itertools import groupby
+
     from google.protobuf.message import DecodeError
 
-    records = sorted(surge["sample"].records, key=lambda r: (r.timestamp, r.partition, r.offset))
     cls = default_registry().message_class(MESSAGE)
-    latest, late = None, 0
-    for record in records:
+    stamped = []
+    for record in surge["sample"].records:
         try:
             message = cls.FromString(record.value)
         except DecodeError:
             continue
-        if not message.HasField("event_timestamp"):
-            continue
-        ms = message.event_timestamp.ToMilliseconds()
-        window_end = (ms // 60_000 + 1) * 60_000
-        if latest is not None and window_end <= latest - 10_000:
-            late += 1
-        latest = ms if latest is None else max(latest, ms)
+        if message.HasField("event_timestamp"):
+            stamped.append((record.timestamp, message.event_timestamp.ToMilliseconds()))
+    latest, late = None, 0
+    for _, together in groupby(sorted(stamped), key=lambda r: r[0]):
+        times = [ms for _, ms in together]
+        if latest is not None:
+            late += sum(1 for ms in times if (ms // 60_000 + 1) * 60_000 <= latest - 10_000)
+        latest = max([*times, *([latest] if latest is not None else [])])
     got = preview(surge["spec"], surge["sample"], spark=spark)
     assert got.counts["late"] == late > 0
     assert preview(SURGE_SQL, surge["sample"], spark=spark, watermark="1h").counts["late"] == 0

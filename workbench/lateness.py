@@ -5,10 +5,13 @@ The job's watermark is the maximum event time it has seen minus the watermark de
 drops a record when every window it belongs to has closed, i.e. when the end of its
 last window is at or before the watermark (Spark's ``window.end <= watermark``).
 
-For a sample (a batch) the records are taken in arrival order (Kafka timestamp, then
-partition and offset), and a record is **late** when
+For a sample (a batch) the records are taken in arrival order (their Kafka timestamps),
+and a record is **late** when
 
-    last_window_end(event_time) <= max(event time of the records before it) - delay
+    last_window_end(event_time) <= max(event time of the records that arrived before it) - delay
+
+Records with the same Kafka timestamp count as arriving together: a producer stamps a
+whole batch alike, and nothing orders one partition's records against another's then.
 
 where the last window is the one of the query's group window (:func:`closing_of`):
 ``TUMBLE(size)``: the window holding the record; ``HOP(slide, size)``: the latest
@@ -73,7 +76,8 @@ def count_late(rows: DataFrame, event_field: str, delay_ms: int, closing: Closin
 
     from workbench.rowtime import event_time
 
-    arrival = Window.orderBy("kafka_timestamp", "kafka_partition", "kafka_offset").rowsBetween(
+    # records with the same Kafka timestamp arrived together: no order between partitions
+    arrival = Window.orderBy(F.unix_micros("kafka_timestamp")).rangeBetween(
         Window.unboundedPreceding, -1
     )
     ts = F.unix_micros(event_time(rows, event_field))

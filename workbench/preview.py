@@ -21,8 +21,8 @@ The :class:`Preview` it returns holds:
 (Kafka timestamp; records stamped alike arrived together), those whose last window had
 already closed, its end at or before the watermark (the latest event time that arrived
 before them minus the watermark delay); see :mod:`workbench.lateness`. The job moves its
-watermark only between micro-batches, so it drops at most that many. The preview's rows keep late records (as
-replay does); the count says how far production may differ.
+watermark only between micro-batches, so it drops at most that many. The preview's rows
+keep late records (as replay does); the count says how far production may differ.
 
 ``emit`` and ``watermark`` override the spec's for this preview (``Preview.spec`` is the
 spec with them, for :mod:`workbench.notebook.live`); a batch has no open windows, so

@@ -2,6 +2,9 @@
 #   make demo    set up, then run the demo dagger on the embedded default
 #   make test    set up, then run the whole test suite
 #   make check   ruff (lint + format check) and mypy on workbench/
+#   make kernel  install the "Dagger Workbench (PySpark)" Jupyter kernel into .venv
+#   make lab     set up, install the kernel, then start JupyterLab on notebooks/
+#                (LAB_ARGS="--no-browser --port 8888 ..." passes options to jupyter lab)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -10,7 +13,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 export WORKBENCH_HOME ?= $(CURDIR)/.workbench
 
-.PHONY: setup demo test check clean
+.PHONY: setup demo test check clean kernel lab
+LAB_ARGS ?=
 
 setup: $(STAMP) system
 	$(BIN)/workbench setup
@@ -34,6 +38,12 @@ demo: setup
 test: setup test-system
 	@$(BIN)/pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+kernel: $(STAMP)
+	$(BIN)/workbench kernel install
+
+lab: setup kernel
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 check: $(STAMP)
 	$(BIN)/ruff check workbench tests benchmarks

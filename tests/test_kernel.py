@@ -60,6 +60,8 @@ def execute(client, code: str) -> tuple[dict, list[dict]]:
         if kind in ("execute_result", "display_data", "stream", "error"):
             outputs.append(msg["content"] | {"output_type": kind})
     reply = client.get_shell_msg(timeout=TIMEOUT)
+    while reply["parent_header"].get("msg_id") != msg_id:  # e.g. a late kernel_info_reply
+        reply = client.get_shell_msg(timeout=TIMEOUT)
     return reply["content"], outputs
 
 
@@ -94,8 +96,9 @@ def test_magics_in_a_real_kernel(kernel, kafka_broker):
     reply, outputs = execute(kernel, setup)
     assert reply["status"] == "ok", outputs
 
-    reply, outputs = execute(kernel, f"%%dagger\n{SURGE_SQL}")
+    reply, outputs = execute(kernel, f"%%dagger\n{SURGE_SQL}")  # Spark starts here
     assert reply["status"] == "ok", outputs
+    assert [o for o in outputs if o["output_type"] == "stream"] == []  # no JVM warnings
     result = next(o for o in outputs if o["output_type"] == "execute_result")["data"]
     expected = surge_windows(sent.events)
     summary = result["text/plain"].splitlines()[0]
@@ -108,6 +111,34 @@ def test_magics_in_a_real_kernel(kernel, kafka_broker):
     reply, outputs = execute(kernel, "%%dagger\nSELECT nope FROM booking")
     assert reply["status"] == "error" and reply["ename"] == "SqlError"
     assert "Line 1, Col: 8." in outputs[-1]["traceback"][0]
+
+
+def test_a_misspelled_column_shows_one_error_and_no_java(kernel, kafka_broker):
+    """The cell shows the workbench's one error; the Java stack Spark and PySpark print
+    goes to the kernel's Spark log, which %dagger_logs shows on request."""
+    topic = new_topic(kafka_broker.bootstrap, "typo", partitions=1)
+    publish_events(kafka_broker.bootstrap, topic, 50, seed=5)
+    setup = (
+        "import workbench.notebook as wb\n"
+        f"wb.add_stream('booking', 'BookingLogMessage', topics=['{topic}'])\n"
+        "wb.sample('booking', last=100, progress=False)"
+    )
+    assert execute(kernel, setup)[0]["status"] == "ok"
+    typo = (
+        "SELECT servce_area_id, COUNT(*) AS n FROM booking\n"
+        "GROUP BY servce_area_id, TUMBLE(rowtime, INTERVAL '1' MINUTE)"
+    )
+    reply, outputs = execute(kernel, f"%%dagger\n{typo}")
+    assert reply["status"] == "error"
+    assert [o["output_type"] for o in outputs] == ["error"], outputs  # no stderr, one error
+    shown = "\n".join(outputs[0]["traceback"])
+    assert shown.startswith("SqlError: Unknown column 'servce_area_id'")
+    assert "at org.apache" not in shown and len(shown) < 2000
+
+    reply, outputs = execute(kernel, "%dagger_logs 400")
+    assert reply["status"] == "ok"
+    log = outputs[-1]["data"]["text/plain"]
+    assert "spark-" in log and "UNRESOLVED_COLUMN" in log and "at org.apache" in log
 
 
 def shown_rows(page: str) -> list[tuple]:
@@ -133,4 +164,64 @@ def expected_rows(windows: dict) -> list[tuple]:
         )
         for (cell, vehicle, end), (n, unique) in windows.items()
     ]
-    return sorted(rows)  # replay's order: every column ascending
+    return sorted(rows, key=lambda r: (r[4], *r[:4]))  # by window, then keys
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_commands_are_make_targets_that_run(installed, tmp_path):
+    """The README's Notebooks section says `make lab` (the CLI is in .venv/bin, so a bare
+    `workbench kernel install` fails in a fresh shell); the command `make lab` runs starts
+    a JupyterLab that answers /api/status with its token and lists the kernel."""
+    import os
+    import shlex
+    import signal
+    import time
+    import urllib.request
+
+    from workbench.infra.ports import free_ports
+
+    readme = (ROOT / "README.md").read_text()
+    notebooks = readme.split("## Notebooks", 1)[1].split("```")[1]
+    commands = [line.split("#")[0].strip() for line in notebooks.splitlines() if line.strip()]
+    assert commands == ["make lab"]
+    assert "`make kernel`" in readme.split("## Notebooks", 1)[1].split("##", 1)[0]
+
+    (port,) = free_ports(1)
+    args = f"--no-browser --port {port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token=t0k"
+    planned = subprocess.run(
+        ["make", "-n", "kernel", "lab", f"LAB_ARGS={args}"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert ".venv/bin/workbench kernel install" in planned
+    (lab,) = [line for line in planned if " lab --notebook-dir=notebooks" in line]
+    argv = shlex.split(lab)
+    argv[0] = str(Path(sys.executable).parent / "jupyter")  # this environment's .venv/bin
+    env = os.environ | {"JUPYTER_PATH": str(installed)}
+    server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        status = kernels = None
+        for _ in range(120):
+            try:
+                status = _get(f"http://127.0.0.1:{port}/api/status", "t0k")
+                kernels = _get(f"http://127.0.0.1:{port}/api/kernelspecs", "t0k")
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert status is not None and "started" in status
+        assert KERNEL_NAME in kernels["kernelspecs"]
+        with pytest.raises(urllib.error.HTTPError):  # the token is needed
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+
+
+def _get(url: str, token: str) -> dict:
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        return json.loads(answer.read())

@@ -8,6 +8,7 @@ import json
 import math
 import uuid
 from collections import defaultdict
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -92,10 +93,20 @@ def near_percentile(value: int, ordered: list[int], p: float) -> bool:
     return ordered[low] <= value <= ordered[high]
 
 
+def streams(nb, name: str) -> list[str]:
+    return [
+        o["text"] for cell in nb.cells for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == name
+    ]  # fmt: skip
+
+
 @pytest.fixture
 def run_example(kafka_broker, workbench_kernel, tmp_path):
-    def run(file: str, kind: str):
-        topic = f"{kind}-{uuid.uuid4().hex[:8]}"
+    """Run an example in ``tmp_path`` (its working folder); nothing from Spark's JVM shows
+    in the cells, and Spark leaves nothing in the working folder."""
+
+    def run(file: str, kind: str, topic: str | None = None):
+        topic = topic or f"{kind}-{uuid.uuid4().hex[:8]}"
         result = tmp_path / "rows.jsonl"
         nb = execute(
             ROOT / "notebooks" / file,
@@ -108,14 +119,28 @@ def run_example(kafka_broker, workbench_kernel, tmp_path):
             start=START.isoformat(),
             result_path=str(result),
         )
+        assert streams(nb, "stderr") == []
+        left = {p.name for p in tmp_path.iterdir()} - {file, result.name}
+        assert left == set(), f"left in the notebook's folder: {left}"
         return nb, read_rows(result)
 
     return run
 
 
-def test_surge_pricing_notebook(run_example):
-    nb, rows = run_example("surge_pricing.ipynb", "bookings")
+def test_surge_pricing_notebook(run_example, kafka_broker):
+    """The topic already holds demo events from 2.5 hours later (as after ``make demo``):
+    the notebook previews only what it published, in order, and nothing is late."""
+    topic = f"bookings-{uuid.uuid4().hex[:8]}"
+    later = START + timedelta(hours=2, minutes=30)
+    demo_events(kafka_broker.bootstrap, "bookings", topic=topic, events=600, seed=3, start=later)
+    nb, rows = run_example("surge_pricing.ipynb", "bookings", topic)
     assert surge_rows(rows) == surge_windows(events_of("bookings"))
+    windows = [to_ms(r["window_timestamp"]) for r in rows]
+    last_event = to_ms(events_of("bookings")[-1]["event_timestamp"])
+    assert windows == sorted(windows)
+    assert to_ms(START) < windows[0] and windows[-1] <= last_event + 60_000
+    counts = outputs(nb, "text/plain")[-1]
+    assert "'records': 2400" in counts and "'late': 0" in counts, counts
     assert any("deck" in html and "<iframe" in html for html in outputs(nb, "text/html"))
     assert outputs(nb, "image/svg+xml"), "the chart cell shows a chart"
 

@@ -59,7 +59,18 @@ def test_preview_equals_replay_over_the_sample_offsets(spark, surge, tmp_path):
     replayed = [json.loads(line) for line in out.read_text().splitlines()]
     assert surge_rows(got.rows.to_dict("records")) == surge_rows(replayed)
     assert list(got.rows.columns) == list(replayed[0])
-    assert [_plain(r) for r in got.rows.to_dict("records")] == replayed  # same order too
+    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, map(_plain, got.rows.to_dict("records")))) == sorted(map(key, replayed))
+
+
+def test_rows_are_ordered_by_window_then_keys(spark, surge):
+    """Every preview, not only the examples': windows in time order, then the group keys
+    (the SELECT lists the window last)."""
+    got = preview(surge["spec"], surge["sample"], spark=spark)
+    windows = list(got.rows["window_timestamp"])
+    assert windows == sorted(windows) and len(set(windows)) > 1
+    keys = list(zip(windows, got.rows["tag_s2id"], got.rows["tag_vehicle_type"], strict=True))
+    assert keys == sorted(keys)
 
 
 def _plain(row: dict) -> dict:
@@ -71,25 +82,30 @@ def _plain(row: dict) -> dict:
     return out
 
 
-def test_late_records_follow_arrival_order(spark, surge):
-    """Late = event time more than the delay behind the latest event time seen before it
-    (Kafka timestamp, partition, offset order), decoded here with Python's protobuf."""
+def test_late_records_are_what_the_job_would_drop(spark, surge):
+    """Late = the record's one-minute window had closed when it arrived: the window's end
+    is at or before the watermark, the latest event time of the records that arrived
+    before it (an earlier Kafka timestamp: records stamped alike arrived together) minus
+    the 10 s delay. Decoded here with Python's protobuf."""
+    from itertools import groupby
+
     from google.protobuf.message import DecodeError
 
-    records = sorted(surge["sample"].records, key=lambda r: (r.timestamp, r.partition, r.offset))
     cls = default_registry().message_class(MESSAGE)
-    latest, late = None, 0
-    for record in records:
+    stamped = []
+    for record in surge["sample"].records:
         try:
             message = cls.FromString(record.value)
         except DecodeError:
             continue
-        if not message.HasField("event_timestamp"):
-            continue
-        ms = message.event_timestamp.ToMilliseconds()
-        if latest is not None and ms < latest - 10_000:
-            late += 1
-        latest = ms if latest is None else max(latest, ms)
+        if message.HasField("event_timestamp"):
+            stamped.append((record.timestamp, message.event_timestamp.ToMilliseconds()))
+    latest, late = None, 0
+    for _, together in groupby(sorted(stamped), key=lambda r: r[0]):
+        times = [ms for _, ms in together]
+        if latest is not None:
+            late += sum(1 for ms in times if (ms // 60_000 + 1) * 60_000 <= latest - 10_000)
+        latest = max([*times, *([latest] if latest is not None else [])])
     got = preview(surge["spec"], surge["sample"], spark=spark)
     assert got.counts["late"] == late > 0
     assert preview(SURGE_SQL, surge["sample"], spark=spark, watermark="1h").counts["late"] == 0

@@ -145,3 +145,21 @@ def test_sampling_never_commits(kafka_broker, bookings):
         for future in admin.list_consumer_group_offsets(request).values():
             committed = future.result(timeout=10).topic_partitions or []
             assert not [tp for tp in committed if tp.topic == bookings["topic"]], group
+
+
+def test_given_offsets_read_exactly_those_records(kafka_broker, bookings):
+    """What ``examples.demo_events`` published, by its offsets: none of the topic's others."""
+    from workbench.notebook.examples import demo_events, end_offsets
+
+    bootstrap, topic = kafka_broker.bootstrap, bookings["topic"]
+    before = end_offsets(bootstrap, topic)
+    published = demo_events(bootstrap, "bookings", topic=topic, events=90, seed=9)
+    assert published.offsets == {
+        topic: {p: (before[p], end) for p, end in high_watermarks(bootstrap, topic).items()}
+    }
+    got = sample(booking_stream(bootstrap, topic), offsets=published.offsets)
+    assert len(got) == 90 and got.offsets == published.offsets
+    assert all(r.offset >= before[r.partition] for r in got.records)
+
+    with pytest.raises(SampleError, match=r"offsets for .*\[7\]: not a partition"):
+        sample(booking_stream(bootstrap, topic), offsets={topic: {7: (0, 1)}})

@@ -25,7 +25,7 @@ KERNEL_NAME = "dagger-workbench"
 DISPLAY_NAME = "Dagger Workbench (PySpark)"
 TEMPLATE = PACKAGE_DIR.parent / "kernels" / KERNEL_NAME
 #: Settings a kernel inherits from the installing shell when they are set there.
-INHERITED_ENV = ("WORKBENCH_HOME", "WORKBENCH_SPARK_MASTER", "JAVA_HOME")
+INHERITED_ENV = ("WORKBENCH_HOME", "WORKBENCH_SPARK_MASTER", "WORKBENCH_SPARK_LOG", "JAVA_HOME")
 
 
 def kernel_spec(

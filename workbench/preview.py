@@ -9,19 +9,20 @@ equal ``workbench replay --sample`` over the same offsets.
 
 The :class:`Preview` it returns holds:
 
-* ``rows``: the result (pandas, in the stable order replay writes: every sortable column);
+* ``rows``: the result (pandas), ordered by window (its timestamp columns), then the
+  query's group keys, then the other columns (:func:`collect`);
 * ``counts``: ``records`` sampled, ``decoded``, ``undecodable`` (what the job would send to
   its dead letters), ``late`` and ``rows``; ``by_table`` has the same per sample;
 * ``spark_sql`` (the translation), ``sql``, ``elapsed_s`` (planning to collected rows);
 * ``chart(metric)``: a per-window time series of one result column (matplotlib), and
   ``_repr_html_()``: the results table with the counts, the Spark SQL and the offsets.
 
-``late`` counts the sample records whose event time is more than the watermark delay behind
-the latest event time that arrived before them (Kafka timestamp order, then partition and
-offset): what the streaming job would drop if every record were its own micro-batch. The
-job counts at most that many, since it moves the watermark only between micro-batches and
-drops a record only once its window has closed. The preview's rows keep late records (as
-replay does); the count says how far production may differ.
+``late`` counts the sample records the streaming job would drop as late: in arrival order
+(Kafka timestamp; records stamped alike arrived together), those whose last window had
+already closed, its end at or before the watermark (the latest event time that arrived
+before them minus the watermark delay); see :mod:`workbench.lateness`. The job moves its
+watermark only between micro-batches, so it drops at most that many. The preview's rows
+keep late records (as replay does); the count says how far production may differ.
 
 ``emit`` and ``watermark`` override the spec's for this preview (``Preview.spec`` is the
 spec with them, for :mod:`workbench.notebook.live`); a batch has no open windows, so
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import engine
 from workbench.durations import to_millis
 from workbench.exceptions import UnknownNameError, WorkbenchError
+from workbench.lateness import Closing, closing_of, count_late
 from workbench.sql.enums import values_of
 
 if TYPE_CHECKING:
@@ -139,13 +141,14 @@ def preview(
     missing = [t for t in plan.translation.tables if t not in chosen]
     if missing:
         raise UnknownNameError("sample", missing[0], chosen, where="(take one with sample())")
-    rows, truncated = collect(plan.result, max_rows)
+    rows, truncated = collect(plan.result, max_rows, keys=group_keys(sql))
+    closing = closing_of(sql)
     by = {
         t: {
             "records": d.records,
             "decoded": d.decoded,
             "undecodable": d.undecodable,
-            "late": late_records(spark, chosen[t], delay_ms),
+            "late": late_records(spark, chosen[t], delay_ms, closing),
         }
         for t, d in decoded.items()
         if t in plan.translation.tables
@@ -208,43 +211,71 @@ def _with_options(
     return spec.model_copy(update={"watermark_delay": delay_ms, "emit": emit})
 
 
-def collect(result: DataFrame, max_rows: int = MAX_ROWS) -> tuple[pd.DataFrame, bool]:
-    """The result in replay's stable order, through Arrow; at most ``max_rows`` rows."""
+def collect(
+    result: DataFrame, max_rows: int = MAX_ROWS, keys: Iterable[str] = ()
+) -> tuple[pd.DataFrame, bool]:
+    """The result through Arrow, at most ``max_rows`` rows, ordered by :func:`row_order`."""
     from pyspark.sql import functions as F
 
-    from workbench.results import sortable
-
-    keys = sortable(result)
-    if keys:
-        result = result.orderBy(*[F.col(f"`{c}`") for c in keys])
+    order = row_order(result, keys)
+    if order:
+        result = result.orderBy(*[F.col(f"`{c}`") for c in order])
     rows: pd.DataFrame = result.limit(max_rows + 1).toPandas()  # type: ignore[assignment]
     return rows.head(max_rows), len(rows) > max_rows
 
 
-#: (Spark application id, Sample.key, records, delay) → late records
+def row_order(result: DataFrame, keys: Iterable[str] = ()) -> list[str]:
+    """The columns a preview sorts by: the window (timestamp columns, in their order),
+    then the group ``keys``, then every other sortable column."""
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
+    from workbench.results import sortable
+
+    columns = sortable(result)
+    times = [
+        f.name
+        for f in result.schema.fields
+        if f.name in columns and isinstance(f.dataType, TimestampType | TimestampNTZType)
+    ]
+    grouped = [k for k in keys if k in columns and k not in times]
+    return [*times, *grouped, *[c for c in columns if c not in times and c not in grouped]]
+
+
+def group_keys(sql: str) -> list[str]:
+    """The output columns that identify a row of an aggregating query: its projections
+    that hold no aggregate (``count``, ``DistinctCount``...). Empty without GROUP BY."""
+    from sqlglot import exp
+
+    from workbench.sql.parse import parse
+    from workbench.udfs import UDFS
+
+    tree = parse(sql)
+    if not isinstance(tree, exp.Select) or tree.args.get("group") is None:
+        return []
+
+    def aggregates(node: exp.Expr) -> bool:
+        if any(True for _ in node.find_all(exp.AggFunc)):
+            return True
+        udfs = (UDFS.get(n.name) for n in node.find_all(exp.Anonymous))
+        return any(u is not None and u.kind == "aggregate" for u in udfs)
+
+    return [p.alias_or_name for p in tree.expressions if not aggregates(p)]
+
+
+#: (Spark application id, Sample.key, records, delay, window) → late records
 _LATE: dict[tuple, int] = {}
 
 
-def late_records(spark: SparkSession, sample: Sample, delay_ms: int) -> int:
-    """Records more than ``delay_ms`` behind the latest event time that arrived before them."""
-    key = (spark.sparkContext.applicationId, sample.key, len(sample.records), delay_ms)
+def late_records(
+    spark: SparkSession, sample: Sample, delay_ms: int, closing: Closing | None = None
+) -> int:
+    """Records the job would drop as late (:mod:`workbench.lateness`)."""
+    closing = closing or Closing()
+    key = (spark.sparkContext.applicationId, sample.key, len(sample.records), delay_ms, closing)
     if key not in _LATE:
-        _LATE[key] = _count_late(sample.decoded(spark).rows, sample.event_timestamp_field, delay_ms)
+        rows = sample.decoded(spark).rows
+        _LATE[key] = count_late(rows, sample.event_timestamp_field, delay_ms, closing)
     return _LATE[key]
-
-
-def _count_late(rows: DataFrame, event_field: str, delay_ms: int) -> int:
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    from workbench.rowtime import event_time
-
-    arrival = Window.orderBy("kafka_timestamp", "kafka_partition", "kafka_offset").rowsBetween(
-        Window.unboundedPreceding, -1
-    )
-    ts = F.unix_micros(event_time(rows, event_field))
-    behind = F.max(ts).over(arrival) - F.lit(delay_ms * 1000)
-    return rows.select((ts < behind).alias("late")).where("late").count()
 
 
 def clear_cache() -> None:
@@ -297,6 +328,31 @@ class Chart:
         out = io.StringIO()
         self.figure().savefig(out, format="svg")
         return out.getvalue()
+
+
+def chart_metrics(rows: pd.DataFrame, keys: Iterable[str] = ()) -> list[str]:
+    """The numeric columns one may chart, the measures first (:func:`measures`)."""
+    found = [c for c in rows.columns if _is_number(rows[c])]
+    first = measures(rows, keys)
+    return first + [c for c in found if c not in first]
+
+
+def measures(rows: pd.DataFrame, keys: Iterable[str] = ()) -> list[str]:
+    """The numeric columns that are measures: not a group key, not a tag (``tag_*``) and
+    not an id (``*_id``), as summing ids means nothing. The first is a chart's default."""
+    keys = set(keys)
+    return [c for c in rows.columns if _is_number(rows[c]) and c not in keys and not _identifies(c)]
+
+
+def _is_number(series: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(series)) and not pd.api.types.is_bool_dtype(series)
+
+
+def _identifies(column: str) -> bool:
+    name = column.lower()
+    return name.startswith("tag_") or name == "id" or name.endswith("_id")
 
 
 def _time_column(rows: pd.DataFrame) -> str:

@@ -8,7 +8,9 @@ commits an offset. Three modes:
 * ``last=N``: the last ``N`` messages of every partition (from the watermark offsets);
 * ``start=`` / ``end=``: a time range, turned into offsets with ``offsets_for_times``
   (``end`` defaults to now: the end of each partition when sampling starts);
-* ``tail_s=T``: what arrives in the next ``T`` seconds, from the current end.
+* ``tail_s=T``: what arrives in the next ``T`` seconds, from the current end;
+* ``offsets={topic: {partition: (start, end)}}``: exactly those records (e.g. what a
+  producer just wrote: :func:`workbench.notebook.examples.demo_events`).
 
 A :class:`Sample` records its exact half-open offset ranges ``[start, end)`` per topic and
 partition, the bootstrap servers, the stream (table, message, event-time field) and holds
@@ -305,19 +307,23 @@ def sample(
     start: datetime | int | str | None = None,
     end: datetime | int | str | None = None,
     tail_s: float | None = None,
+    offsets: Offsets | None = None,
     progress: Progress | None = None,
     schemas: Iterable[str] = (),
 ) -> Sample:
     """Sample ``stream`` (a :class:`StreamSpec`, or a spec and its ``table``).
 
     Give exactly one mode: ``last`` (messages per partition), ``start`` (and ``end``: a
-    datetime, epoch milliseconds or ISO-8601) or ``tail_s`` (seconds). ``bootstrap``
-    defaults to the stream's ``bootstrap_servers``.
+    datetime, epoch milliseconds or ISO-8601), ``tail_s`` (seconds) or ``offsets``
+    (``{topic: {partition: (start, end)}}``, end excluded). ``bootstrap`` defaults to the
+    stream's ``bootstrap_servers``.
     """
     stream, schemas = _stream_of(stream, table, schemas)
-    modes = [last is not None, start is not None or end is not None, tail_s is not None]
-    if sum(modes) != 1:
-        raise SampleError("give one of last=N, start=/end= (a time range) or tail_s=SECONDS")
+    modes = [last, start is not None or end is not None or None, tail_s, offsets]
+    if sum(mode is not None for mode in modes) != 1:
+        raise SampleError(
+            "give one of last=N, start=/end= (a time range), tail_s=SECONDS or offsets="
+        )
     message = registry_for(schemas).resolve(stream.message)
     servers = bootstrap or stream.bootstrap_servers
     taken_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -326,16 +332,30 @@ def sample(
         if last is not None:
             ranges, mode = consumer.last(partitions, last), f"last {last:,} per partition"
             records = consumer.read(ranges, progress)
+        elif offsets is not None:
+            ranges, mode = _given(offsets, partitions), "given offsets"
+            records = consumer.read(ranges, progress)
         elif tail_s is not None:
             ranges, records = consumer.tail(partitions, tail_s, progress)
             mode = f"tail {tail_s:g}s from {taken_at}"
         else:
             ranges, mode = consumer.between(partitions, start, end), _range_mode(start, end)
             records = consumer.read(ranges, progress)
-    offsets: Offsets = {}
+    read: Offsets = {}
     for (topic, partition), bounds in sorted(ranges.items()):
-        offsets.setdefault(topic, {})[partition] = bounds
-    return Sample(stream, message, servers, offsets, records, tuple(schemas), mode, taken_at)
+        read.setdefault(topic, {})[partition] = bounds
+    return Sample(stream, message, servers, read, records, tuple(schemas), mode, taken_at)
+
+
+def _given(offsets: Offsets, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], Any]:
+    """``offsets`` as reader ranges; each must be a partition of the stream."""
+    ranges = {(t, int(p)): (int(r[0]), int(r[1])) for t, parts in offsets.items()
+              for p, r in parts.items()}  # fmt: skip
+    unknown = [f"{t}[{p}]" for t, p in ranges if (t, p) not in partitions]
+    if unknown:
+        known = ", ".join(f"{t}[{p}]" for t, p in partitions)
+        raise SampleError(f"offsets for {unknown[0]}: not a partition of the stream ({known})")
+    return ranges
 
 
 def _stream_of(

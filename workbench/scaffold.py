@@ -101,21 +101,21 @@ def example(ex: Example) -> Any:
 
     spec = bundled(ex.dagger)
     stream = spec.streams[0]
-    topic = (stream.topics or ["events"])[0]
     cells = [
         _md(
             f"# {ex.title}\n\n{ex.story}\n\nRun it top to bottom: it starts the local Kafka "
-            "broker if `bootstrap_servers` is `None`, publishes seeded demo events, samples the "
-            "topic and previews the dagger over the sample."
+            "broker if `bootstrap_servers` is `None`, publishes seeded demo events to its own "
+            "topic, samples exactly the events it published (whatever else the topic holds) "
+            "and previews the dagger over the sample."
         ),  # fmt: skip
         _code(
             f"""
 bootstrap_servers = None  # None: the local broker (workbench dev kafka up)
-topic = {topic!r}
-events = 3000  # demo events to publish first (0: use what is in the topic)
+topic = {example_topic(ex)!r}  # this example's own topic
+events = 3000  # demo events to publish first (0: sample what is in the topic)
 seed = 7
 start = None  # event time of the first demo event (ISO); None: two hours ago
-sample_last = 5000  # records per partition in the sample
+sample_last = 5000  # records per partition sampled when events is 0
 result_path = None  # save the preview rows here (JSON lines)
 """,
             "parameters",
@@ -127,10 +127,10 @@ from workbench.notebook import examples
 
 bootstrap = examples.kafka(bootstrap_servers)
 if events:
-    sent = examples.demo_events(
+    published = examples.demo_events(
         bootstrap, {ex.kind!r}, topic=topic, events=events, seed=seed, start=start
     )
-    print(f"published {{sent.sent:,}} {ex.kind} to {{topic}}")
+    print(f"published {{published}}")
 wb.connect(bootstrap)
 spec = wb.use(examples.bundled({ex.dagger!r}, topic=topic))
 wb.streams()
@@ -138,7 +138,19 @@ wb.streams()
         ),
         _md("The stream's message, as the dagger SQL sees it:"),
         _code(f"wb.schema({stream.message!r})"),
-        _code(f"sample = wb.sample({stream.table!r}, last=sample_last)\nsample"),
+        _md(
+            "The sample: exactly the events published above (their offsets), so the preview "
+            "never mixes in other events of the topic, from another run or another time."
+        ),
+        _code(
+            f"""
+if events:
+    sample = wb.sample({stream.table!r}, offsets=published.offsets)
+else:
+    sample = wb.sample({stream.table!r}, last=sample_last)
+sample
+"""
+        ),
         _md("The dagger SQL, previewed over the sample (a batch: every window, closed or not):"),
         _code("%%dagger\n" + spec.sql.strip()),
         _code(f"preview = wb.last_preview()\npreview.chart({ex.metric!r})"),
@@ -153,6 +165,11 @@ wb.streams()
         )
     cells.append(_code(_SAVE))
     return _notebook(cells)
+
+
+def example_topic(ex: Example) -> str:
+    """The topic an example publishes to by default: its own, never the demo's."""
+    return f"example-{ex.dagger}"
 
 
 _SAVE = """

@@ -203,7 +203,24 @@ class DaggerSpec(_Model):
                 s.model_dump(mode="json", exclude_defaults=True) | {"type": s.type}
                 for s in self.sinks
             ]
-        return yaml.safe_dump(_ordered(data), sort_keys=False, allow_unicode=True, width=100)
+        return yaml.dump(
+            _ordered(data), Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100
+        )
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (the SQL) as block scalars (``|``): trailing spaces dropped and
+    tabs expanded, which YAML block scalars cannot hold."""
+
+
+def _block_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" not in value.strip("\n"):
+        return dumper.represent_str(value)
+    text = "\n".join(line.rstrip().expandtabs(4) for line in value.split("\n"))
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|")
+
+
+_BlockDumper.add_representer(str, _block_str)
 
 
 class _SinkError(ValueError):

@@ -249,3 +249,63 @@ def test_no_broker_is_said_under_the_topics():
     form = composer.streams[0]
     assert form.topics.input.options == ()
     assert form.topics.message.startswith("No Kafka broker answers at 127.0.0.1:1.")
+
+
+AREA_SQL = """SELECT service_area_id AS tag_service_area_id,
+       vehicle_type AS tag_vehicle_type,
+       count(1) AS bookings,
+       TUMBLE_END(rowtime, INTERVAL '60' SECOND) AS window_timestamp
+FROM booking
+GROUP BY service_area_id, vehicle_type, TUMBLE(rowtime, INTERVAL '60' SECOND)"""
+
+
+def test_rough_edges_seen_by_a_new_analyst(spark, kafka_broker, tmp_path):
+    """Issue 9, item 5: the chart's metric is a measure, never an id; the live chart's
+    metric is chosen; labels are distinct and explained; the live table says how many rows
+    it shows; an error clears the old preview; the SQL is saved as a YAML block."""
+    topic = new_topic(kafka_broker.bootstrap, "composer-edges")
+    publish_events(kafka_broker.bootstrap, topic, 1200, seed=33, rate_per_s=8.0)  # 3 windows
+    composer = Composer(bootstrap=kafka_broker.bootstrap, sample_size=1000)
+    _fill(composer, topic, name="areas")
+    composer.sql.input.value = AREA_SQL
+
+    labels = {
+        name: getattr(composer, name).input
+        for name in ("trigger_interval", "watermark_delay", "emit", "parallelism")
+    }
+    shown = [w.description for w in labels.values()]
+    assert len(set(shown)) == len(shown) and all(len(label) <= 15 for label in shown)
+    assert "FLINK_WATERMARK_INTERVAL_MS" in labels["trigger_interval"].tooltip
+    assert "FLINK_WATERMARK_DELAY_MS" in labels["watermark_delay"].tooltip
+    assert all(w.style.description_width == "9.5em" for w in labels.values())
+
+    composer.preview_button.click()
+    rows = composer.last_preview.rows
+    assert rows["tag_service_area_id"].dtype.kind == "i" and len(rows) > 20
+    assert composer.metric.value == "bookings"
+    assert list(composer.metric.options) == ["bookings", "tag_service_area_id"]
+
+    composer.live_from.value = "sample"
+    live = composer.start_live(mode="update", trigger_s=1)
+    assert live is not None, composer.status.value
+    try:
+        assert live.wait(rows=len(rows), timeout_s=120), live.status()
+    finally:
+        live.stop()  # draws the widget a last time
+    _, table, metric, chart = composer.live_box.children[0].children
+    assert metric.value == "bookings" and metric.options[0] == "bookings"
+    assert chart.children
+    assert f"latest 20 of {len(rows):,} rows" in table.value
+
+    composer.sql.input.value = AREA_SQL.replace("vehicle_type AS", "vehcle_type AS")
+    composer.preview_button.click()
+    assert "Unknown column 'vehcle_type'" in composer.sql.message
+    assert composer.result.value == "" and composer.chart.children == ()
+    assert composer.last_preview is None and composer.metric.options == ()
+
+    composer.sql.input.value = AREA_SQL + "  \n"
+    saved = composer.save(tmp_path / "areas.yaml")
+    assert saved is not None, composer.status.value
+    text = saved.read_text()
+    assert "sql: |\n  SELECT service_area_id AS tag_service_area_id,\n" in text
+    assert load(saved).sql.strip() == AREA_SQL

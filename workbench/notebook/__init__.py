@@ -20,7 +20,9 @@ table → :class:`~workbench.sampling.Sample`) and the last preview. ``connect(s
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,15 +44,45 @@ DEFAULT_LAST = 1000
 #: The current sample of each table: what previews and ``%%dagger`` run over.
 samples: dict[str, Sample] = {}
 _streams: dict[str, tuple[StreamSpec, tuple[str, ...]]] = {}  # table → (stream, schemas)
-_state: dict[str, Any] = {"spec": None, "bootstrap": None, "preview": None, "bundled": False}
+_state: dict[str, Any] = {
+    "spec": None,
+    "bootstrap": None,
+    "preview": None,
+    "bundled": False,
+    "jvm_log": False,
+}
 
 
 def spark() -> SparkSession:
     """The kernel's Spark session, started on first use (jars, UDFs, ``local[2]`` unless
-    ``$WORKBENCH_SPARK_MASTER`` says otherwise)."""
+    ``$WORKBENCH_SPARK_MASTER`` says otherwise), its JVM logging to :func:`spark_log`'s
+    file rather than into the cells."""
+    from workbench import jvm_log
     from workbench.spark import session
 
+    if not _state["jvm_log"]:
+        _state["jvm_log"] = True
+        jvm_log.to_file()
     return session(app_name="dagger-workbench-notebook")
+
+
+@dataclass(frozen=True)
+class SparkLog:
+    """The last lines of the Spark JVM's log; shows as plain text."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def spark_log(lines: int = 50) -> SparkLog:
+    """The last ``lines`` lines the Spark JVM (and PySpark's error loggers) wrote: in a
+    notebook they go to ``$WORKBENCH_HOME/logs/spark-<pid>.log``, not into the cells
+    (``$WORKBENCH_SPARK_LOG=stderr`` in the kernel's environment shows them there)."""
+    from workbench import jvm_log
+
+    return SparkLog(jvm_log.tail(lines))
 
 
 def connect(servers: str | None) -> None:
@@ -182,16 +214,18 @@ def sample(
     start: Any = None,
     end: Any = None,
     tail_s: float | None = None,
+    offsets: Mapping[str, Mapping[int, tuple[int, int]]] | None = None,
     bootstrap: str | None = None,
     progress: bool = True,
 ) -> Sample:
-    """Sample ``table``'s stream (``last`` defaults to 1000 per partition) with a progress
+    """Sample ``table``'s stream (``last`` defaults to 1000 per partition; or a time range,
+    ``tail_s``, or exact ``offsets``, see :func:`workbench.sampling.sample`) with a progress
     bar; it becomes the table's current sample."""
     from workbench import sampling
     from workbench.notebook.progress import bar
 
     chosen = stream(table)
-    if last is None and start is None and end is None and tail_s is None:
+    if all(x is None for x in (last, start, end, tail_s, offsets)):
         last = DEFAULT_LAST
     shown = bar(f"sampling {table}") if progress else None
     taken = sampling.sample(
@@ -201,6 +235,7 @@ def sample(
         start=start,
         end=end,
         tail_s=tail_s,
+        offsets={t: dict(parts) for t, parts in offsets.items()} if offsets else None,
         progress=shown,
         schemas=_known()[table][1],
     )
@@ -268,13 +303,29 @@ def reset() -> None:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext workbench.notebook``: the ``%%dagger`` magics and clean workbench errors."""
+    """``%load_ext workbench.notebook``: the ``%%dagger`` magics, clean workbench errors and
+    the Spark JVM's output in a log file (:func:`spark_log`) rather than in the cells."""
+    from workbench import jvm_log
     from workbench.notebook.magics import register
 
+    if not _state["jvm_log"]:
+        _state["jvm_log"] = True
+        jvm_log.to_file()
     register(ipython)
+    ipython.observe(_on_exit, names="exit_now")
+
+
+def _on_exit(change: dict[str, Any]) -> None:
+    """The kernel is shutting down: end Spark's JVM and tidy the working folder now."""
+    if change["new"]:
+        from workbench.spark import shutdown
+
+        shutdown()
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     from workbench.notebook.magics import unregister
 
     unregister(ipython)
+    with contextlib.suppress(ValueError):
+        ipython.unobserve(_on_exit, names="exit_now")

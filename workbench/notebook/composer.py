@@ -15,7 +15,6 @@ names, stream problems under the stream's box; never a traceback.
 from __future__ import annotations
 
 import html
-import io
 import re
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from workbench.notebook.stream_form import (
     TopicLister,
     error_html,
 )
+from workbench.notebook.widgets import as_widget, labelled
 from workbench.spec import DaggerSpec, parse
 
 if TYPE_CHECKING:
@@ -46,6 +46,29 @@ PARALLELISM = "spark.sql.shuffle.partitions"
 _PROBLEM = re.compile(r"spec key '(?P<key>[^']*)': (?P<message>.*)")
 _STREAM_KEY = re.compile(r"^streams\[(?P<i>\d+)\]\.?(?P<rest>.*)$")
 _SINK_KEY = re.compile(r"^sinks\[0\]\.?(?P<rest>.*)$")
+
+
+#: field → (short label, what it means: the tooltip); labels fit widgets.LABEL_STYLE.
+LABELS = {
+    "trigger_interval": (
+        "Trigger every",
+        "Watermark interval (Dagger's FLINK_WATERMARK_INTERVAL_MS): how often a micro-batch "
+        "runs and the watermark moves on, e.g. 10s",
+    ),
+    "watermark_delay": (
+        "Watermark delay",
+        "How far the watermark stays behind the latest event time (Dagger's "
+        "FLINK_WATERMARK_DELAY_MS): a window closes once the watermark passes its end; "
+        "records of closed windows are dropped as late, e.g. 10s",
+    ),
+    "emit": ("Emit", "final: a window's row once it closes; updates: every change of a row"),
+    "parallelism": (
+        "Parallelism",
+        "spark.sql.shuffle.partitions for this dagger; 0 keeps Spark's default",
+    ),
+    "sample_size": ("Sample size", "Preview: the last N messages of every partition"),
+    "metric": ("Chart metric", "The result column the chart sums per window"),
+}
 
 
 def spec_problems(err: SpecError) -> list[tuple[str, str]]:
@@ -88,13 +111,13 @@ class Composer:
 
     def _build_widgets(self, path: str | Path | None, sample_size: int) -> None:
         wide = W.Layout(width="100%")
-        self.name = Field(W.Text(description="Dagger name", placeholder="e.g. surge-pricing"))
+        self.name = Field(labelled(W.Text(placeholder="e.g. surge-pricing"), "Dagger name"))
         self.sql = Field(W.Textarea(layout=W.Layout(width="100%", height="14em")), "SQL")
-        self.trigger_interval = Field(W.Text(value="10s", description="Watermark interval"))
-        self.watermark_delay = Field(W.Text(value="10s", description="Watermark delay"))
-        self.emit = Field(W.ToggleButtons(options=["final", "updates"], description="Emit"))
+        self.trigger_interval = Field(labelled(W.Text(value="10s"), *LABELS["trigger_interval"]))
+        self.watermark_delay = Field(labelled(W.Text(value="10s"), *LABELS["watermark_delay"]))
+        self.emit = Field(labelled(W.ToggleButtons(options=["final", "updates"]), *LABELS["emit"]))
         self.parallelism = Field(
-            W.BoundedIntText(value=0, min=0, max=1024, description="Parallelism")
+            labelled(W.BoundedIntText(value=0, min=0, max=1024), *LABELS["parallelism"])
         )
         self.sink = SinkForm()
         self.streams_box = W.VBox([])
@@ -119,20 +142,20 @@ class Composer:
             titles=("Advanced options",),
             selected_index=None,
         )
-        self.sample_size = W.BoundedIntText(
-            value=sample_size, min=1, max=1_000_000, description="Last N/partition"
+        self.sample_size = labelled(
+            W.BoundedIntText(value=sample_size, min=1, max=1_000_000), *LABELS["sample_size"]
         )
         self.fresh = W.Checkbox(value=False, description="Fresh sample", indent=False)
         self.progress = W.FloatProgress(
             value=0.0, min=0.0, max=1.0, layout=W.Layout(visibility="hidden")
         )
-        self.path = W.Text(value=str(path or ""), description="YAML file", placeholder="NAME.yaml")
+        self.path = labelled(W.Text(value=str(path or ""), placeholder="NAME.yaml"), "YAML file")
         self.check_button = W.Button(description="Check", icon="check")
         self.preview_button = W.Button(description="Preview", icon="play", button_style="primary")
         self.live_button = W.Button(description="Live", icon="bolt")
-        self.live_from = W.ToggleButtons(
-            options=[("latest", "latest"), ("preview's sample", "sample")],
-            description="Live from",
+        self.live_from = labelled(
+            W.ToggleButtons(options=[("latest", "latest"), ("preview's sample", "sample")]),
+            "Live from",
         )
         self.stop_button = W.Button(description="Stop live", icon="stop")
         self.save_button = W.Button(description="Save YAML", icon="save")
@@ -143,7 +166,7 @@ class Composer:
         self.save_button.on_click(lambda _: self.save())
         self.status = W.HTML("")
         self.result = W.HTML("")
-        self.metric = W.Dropdown(options=[], description="Chart metric")
+        self.metric = labelled(W.Dropdown(options=[]), *LABELS["metric"])
         self.metric.observe(lambda _: self._draw_chart(), names="value")
         self.chart = W.Box([])
         self.live_box = W.VBox([])
@@ -301,6 +324,7 @@ class Composer:
         batch; shows the rows, counts and a chart. The Preview, or None."""
         from workbench.preview import preview
 
+        self.clear_result()
         report = self.check()
         if report is None:
             return None
@@ -346,12 +370,21 @@ class Composer:
         return self._samples[key]
 
     def _show_preview(self, result: Preview, elapsed: float) -> None:
+        from workbench.preview import chart_metrics, group_keys, measures
+
         self._say(f"preview in {elapsed:.1f}s (sampling included)")
         self.result.value = result._repr_html_()
-        numeric = [c for c in result.rows.columns if _is_number(result.rows[c])]
-        self.metric.options = numeric
-        self.metric.value = numeric[0] if numeric else None
+        keys = group_keys(result.sql)
+        self.metric.options = chart_metrics(result.rows, keys)
+        self.metric.value = next(iter(measures(result.rows, keys)), None)
         self._draw_chart()
+
+    def clear_result(self) -> None:
+        """Forget the shown preview (its table, metric and chart): a new run starts."""
+        self.last_preview = None
+        self.result.value = ""
+        self.metric.options = []
+        self.chart.children = []
 
     def _draw_chart(self) -> None:
         if self.last_preview is None or not self.metric.value:
@@ -439,28 +472,3 @@ class Composer:
 
     def _say(self, text: str, append: bool = False) -> None:
         self.status.value = (self.status.value if append else "") + f"<div>{text}</div>"
-
-
-def _is_number(series: Any) -> bool:
-    import pandas as pd
-
-    return bool(pd.api.types.is_numeric_dtype(series)) and not pd.api.types.is_bool_dtype(series)
-
-
-def as_widget(obj: Any) -> W.Widget:
-    """A widget showing ``obj``: widgets as they are, HTML, images and matplotlib figures."""
-    if isinstance(obj, W.Widget):
-        return obj
-    if hasattr(obj, "savefig"):
-        buffer = io.BytesIO()
-        obj.savefig(buffer, format="png", bbox_inches="tight")
-        return W.Image(value=buffer.getvalue(), format="png")
-    if hasattr(obj, "_repr_html_"):
-        return W.HTML(obj._repr_html_())
-    if hasattr(obj, "_repr_svg_"):
-        return W.HTML(obj._repr_svg_())
-    if hasattr(obj, "_repr_png_"):
-        return W.Image(value=obj._repr_png_(), format="png")
-    if isinstance(obj, str):
-        return W.HTML(obj)
-    return W.HTML(f"<pre>{html.escape(repr(obj))}</pre>")

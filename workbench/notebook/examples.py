@@ -2,16 +2,21 @@
 a Kafka broker to talk to, demo events in a topic, and a bundled dagger spec.
 
     bootstrap = examples.kafka(bootstrap_servers)       # None: the local broker, started
-    sent = examples.demo_events(bootstrap, "bookings", topic="booking-log", events=3000)
-    spec = examples.bundled("surge-pricing", topic="booking-log")
+    sent = examples.demo_events(bootstrap, "bookings", topic="example-surge-pricing",
+                                events=3000)
+    spec = examples.bundled("surge-pricing", topic="example-surge-pricing")
+    wb.sample("booking", offsets=sent.offsets)          # exactly what was published
 
 Demo events are seeded (:class:`workbench.generator.Generator`): the same ``seed``,
 ``start``, ``rate_per_s`` and ``malformed`` always give the same events, so a test can
-compute the expected result on its own.
+compute the expected result on its own. :attr:`DemoEvents.offsets` are the offsets they
+took, so a notebook samples exactly them, never other events of the same topic (another
+run's, or ``workbench demo``'s from another time).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +48,23 @@ def default_start() -> datetime:
     return datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=2)
 
 
+@dataclass(frozen=True)
+class DemoEvents:
+    """What :func:`demo_events` published, and the offsets it took."""
+
+    published: Published
+    offsets: dict[str, dict[int, tuple[int, int]]]  # {topic: {partition: (start, end)}}
+
+    @property
+    def sent(self) -> int:
+        return self.published.sent
+
+    def __str__(self) -> str:
+        parts = self.offsets[self.published.topic]
+        ranges = ", ".join(f"[{p}] {a:,}-{b:,}" for p, (a, b) in sorted(parts.items()))
+        return f"{self.sent:,} {self.published.kind} to {self.published.topic}: offsets {ranges}"
+
+
 def demo_events(
     bootstrap: str,
     kind: str,
@@ -53,9 +75,10 @@ def demo_events(
     start: str | datetime | None = None,
     rate_per_s: float = 20.0,
     malformed: float = 0.0,
-) -> Published:
+) -> DemoEvents:
     """Publish ``events`` seeded demo events of ``kind`` to ``topic`` (created with
-    :data:`PARTITIONS` partitions if missing), as fast as the broker takes them."""
+    :data:`PARTITIONS` partitions if missing), as fast as the broker takes them. The
+    offsets are exact when nothing else writes to ``topic`` meanwhile."""
     from workbench.generator import Generator
     from workbench.infra.kafka import create_topics
     from workbench.producer import publish
@@ -69,7 +92,30 @@ def demo_events(
         rate_per_s=rate_per_s,
         malformed_fraction=malformed,
     )
-    return publish(bootstrap, kind, topic=topic, count=events, generator=generator, speedup=None)
+    before = end_offsets(bootstrap, topic)
+    sent = publish(bootstrap, kind, topic=topic, count=events, generator=generator, speedup=None)
+    after = end_offsets(bootstrap, topic)
+    ranges = {p: (before.get(p, 0), end) for p, end in after.items()}
+    return DemoEvents(sent, {topic: ranges})
+
+
+def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30.0) -> dict[int, int]:
+    """The end offset of every partition of ``topic``."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from workbench.infra.kafka import LOG
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "workbench-offsets", "logger": LOG}
+    )
+    try:
+        partitions = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
+        return {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
+            for p in sorted(partitions)
+        }
+    finally:
+        consumer.close()
 
 
 def bundled_names() -> list[str]:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workbench import deadletters
 from workbench.exceptions import WorkbenchError
+from workbench.preview import chart_metrics, group_keys, measures
 
 if TYPE_CHECKING:
     import ipywidgets as W
@@ -59,27 +60,6 @@ _current_lock = threading.RLock()
 
 class LivePreviewError(WorkbenchError):
     """A live preview that cannot start, or whose streaming query failed."""
-
-
-def group_keys(sql: str) -> list[str]:
-    """The output columns that identify a row of an aggregating query: its projections
-    that hold no aggregate (``count``, ``DistinctCount``...). Empty without GROUP BY."""
-    from sqlglot import exp
-
-    from workbench.sql.parse import parse
-    from workbench.udfs import UDFS
-
-    tree = parse(sql)
-    if not isinstance(tree, exp.Select) or tree.args.get("group") is None:
-        return []
-
-    def aggregates(node: exp.Expr) -> bool:
-        if any(True for _ in node.find_all(exp.AggFunc)):
-            return True
-        udfs = (UDFS.get(n.name) for n in node.find_all(exp.Anonymous))
-        return any(u is not None and u.kind == "aggregate" for u in udfs)
-
-    return [p.alias_or_name for p in tree.expressions if not aggregates(p)]
 
 
 def live_spec(
@@ -158,7 +138,8 @@ class LivePreview:
             spec, start, bootstrap=bootstrap, max_offsets_per_trigger=max_offsets_per_trigger
         )
         self.mode: Mode = _MODES[mode or spec.emit]  # type: ignore[assignment]
-        self.keys = group_keys(spec.sql) if self.mode == "update" else []
+        self.group_keys = group_keys(spec.sql)
+        self.keys = self.group_keys if self.mode == "update" else []  # upserted by these
         self.max_rows, self.duration_s = max_rows, duration_s
         self.trigger_s, self.refresh_s = trigger_s, refresh_s
         self._spark = spark
@@ -375,20 +356,22 @@ class LivePreview:
         """Status line, table and a chart of a chosen metric, refreshed with the query."""
         import ipywidgets as W
 
-        from workbench.notebook.composer import as_widget
+        from workbench.notebook.widgets import LABEL_STYLE, as_widget
 
         status, table = W.HTML(), W.HTML()
-        metric = W.Dropdown(options=[], description="Chart metric")
+        metric = W.Dropdown(options=[], description="Chart metric", style=LABEL_STYLE)
         chart = W.Box([])
         stop = W.Button(description="Stop", icon="stop")
         stop.on_click(lambda _: self.stop())
 
         def draw(rows: pd.DataFrame) -> None:
             status.value = _status_html(self.status())
-            table.value = rows.tail(show_rows).to_html(index=False, max_cols=30)
-            numeric = [c for c in rows.columns if c not in self.keys and _numeric(rows[c])]
-            if list(metric.options) != numeric:
-                metric.options = numeric
+            table.value = _table_html(rows, show_rows)
+            options = chart_metrics(rows, self.group_keys)
+            if list(metric.options) != options:
+                metric.options = options
+            if metric.value not in options:
+                metric.value = next(iter(measures(rows, self.group_keys)), None)
             if metric.value and not rows.empty:
                 chart.children = [as_widget(self.chart(metric.value))]
 
@@ -398,7 +381,7 @@ class LivePreview:
         return W.VBox([W.HBox([status, stop]), table, metric, chart])
 
     def _repr_html_(self) -> str:
-        return _status_html(self.status()) + self.rows.tail(20).to_html(index=False)
+        return _status_html(self.status()) + _table_html(self.rows, 20)
 
 
 def _wait_idle(query: StreamingQuery, timeout_s: float = 5.0) -> None:
@@ -408,10 +391,12 @@ def _wait_idle(query: StreamingQuery, timeout_s: float = 5.0) -> None:
         time.sleep(0.1)
 
 
-def _numeric(series: Any) -> bool:
-    import pandas as pd
-
-    return bool(pd.api.types.is_numeric_dtype(series)) and not pd.api.types.is_bool_dtype(series)
+def _table_html(rows: pd.DataFrame, shown: int) -> str:
+    """The latest ``shown`` rows, saying how many there are when that is not all."""
+    table = rows.tail(shown).to_html(index=False, max_cols=30)
+    if len(rows) <= shown:
+        return table
+    return f"<p>latest {shown} of {len(rows):,} rows</p>{table}"
 
 
 def _status_html(status: dict[str, Any]) -> str:

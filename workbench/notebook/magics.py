@@ -5,7 +5,8 @@
 tables; ``--sample`` first loads saved samples, making them current) and returns the
 :class:`~workbench.preview.Preview`, which the notebook shows as a table; ``--name`` also
 stores it in a variable. ``%dagger_streams`` shows the known streams,
-``%dagger_schema MESSAGE`` a message's field tree.
+``%dagger_schema MESSAGE`` a message's field tree, ``%dagger_logs [N]`` the last ``N`` lines
+of the Spark JVM's log (kept out of the cells).
 
 Loading the extension also makes every :class:`~workbench.exceptions.WorkbenchError` show as
 one clear message (``SqlError: ... Line 2, Col: 3.`` with the SQL underlined) rather than a
@@ -47,6 +48,14 @@ class DaggerMagics(Magics):
     def dagger_streams(self, line: str) -> Any:
         """The known streams and their current samples."""
         return wb.streams()
+
+    @line_magic
+    def dagger_logs(self, line: str) -> Any:
+        """The last lines of the Spark JVM's log: ``%dagger_logs`` or ``%dagger_logs 200``."""
+        text = line.strip() or "50"
+        if not text.isdigit():
+            raise WorkbenchError(f"%dagger_logs {text}: give a number of lines, e.g. 200")
+        return wb.spark_log(int(text))
 
     @line_magic
     def dagger_schema(self, line: str) -> Any:

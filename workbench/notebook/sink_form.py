@@ -9,6 +9,7 @@ import ipywidgets as W
 import yaml
 
 from workbench.notebook.stream_form import Field, error_html, named_key
+from workbench.notebook.widgets import labelled
 
 _NO_SINK = "(none)"
 
@@ -28,7 +29,9 @@ class SinkForm:
         from workbench.sinks.registry import SINKS
 
         self._registry = SINKS
-        self.kind = Field(W.Dropdown(options=[_NO_SINK, *SINKS.names()], description="Sink"))
+        self.kind = Field(
+            labelled(W.Dropdown(options=[_NO_SINK, *SINKS.names()]), "Sink", "Where rows go")
+        )
         self.keys: dict[str, Field] = {}
         self.keys_box = W.VBox([])
         self.errors = W.HTML("")
@@ -46,9 +49,8 @@ class SinkForm:
                 hint = (
                     "" if info.is_required() else str(info.get_default(call_default_factory=True))
                 )
-                text = W.Text(description=f"{key}{star}", placeholder=hint)
-                text.style.description_width = "140px"
-                self.keys[key] = Field(text)
+                tip = info.description or key
+                self.keys[key] = Field(labelled(W.Text(placeholder=hint), f"{key}{star}", tip))
         for key, value in (values or {}).items():
             if key in self.keys:
                 shown = value if isinstance(value, str) else yaml.safe_dump(value).strip()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from workbench.exceptions import WorkbenchError
+from workbench.notebook.widgets import labelled
 
 if TYPE_CHECKING:
     from workbench.schemas import FieldInfo, SchemaRegistry
@@ -152,13 +153,33 @@ class StreamForm:
         messages = [_PLACEHOLDER, *((m, m) for m in registry.messages())]
         self.message = Field(W.Dropdown(options=messages, value=""), "Protobuf message")
         self.field_tree = W.HTML("")
-        self.bootstrap = Field(W.Text(value=bootstrap, description="Bootstrap"))
+        self.bootstrap = Field(
+            labelled(W.Text(value=bootstrap), "Bootstrap", "Kafka bootstrap servers, host:port")
+        )
         self.refresh = W.Button(description="List topics", icon="refresh")
         self.topics = Field(W.SelectMultiple(options=[], rows=6), "Topics")
-        self.pattern = W.Text(placeholder="or a topic regex (Dagger style)", description="Pattern")
-        self.table = Field(W.Text(placeholder="e.g. booking", description="Table"))
-        self.group = Field(W.Text(placeholder="optional", description="Consumer group"))
-        self.event_time = Field(W.Dropdown(options=[], description="Event time"))
+        self.pattern = labelled(
+            W.Text(placeholder="or a topic regex (Dagger style)"),
+            "Pattern",
+            "A regular expression of topic names, instead of a list (Dagger's topic pattern)",
+        )
+        self.table = Field(
+            labelled(W.Text(placeholder="e.g. booking"), "Table", "The name the SQL reads it by")
+        )
+        self.group = Field(
+            labelled(
+                W.Text(placeholder="optional"),
+                "Consumer group",
+                "The job's Kafka consumer group id (previews never use it)",
+            )
+        )
+        self.event_time = Field(
+            labelled(
+                W.Dropdown(options=[]),
+                "Event time",
+                "The Timestamp field that becomes rowtime (the watermark follows it)",
+            )
+        )
         self.errors = W.HTML("")
         self.message.input.observe(self._on_message, names="value")
         self.refresh.on_click(lambda _: self.refresh_topics())

@@ -1,0 +1,116 @@
+"""Where the Spark JVM's output goes: stderr (the CLI) or a log file (notebooks).
+
+PySpark starts the JVM as a child process that writes log4j lines, JVM warnings
+(``Using incubator modules``) and Java stacks to the stderr it inherits; PySpark's own
+error loggers (``SQLQueryContextLogger``...) print the whole Java stack of every analysis
+error as JSON on stderr too. In a notebook each of these shows as a red box above the
+workbench's one-line error.
+
+:func:`to_file` (the notebook kernel calls it) sends all of that to a file instead, for a
+JVM started afterwards: ``$WORKBENCH_HOME/logs/spark-<pid>.log``, one per kernel, read with
+:func:`tail` (``wb.spark_log()``, ``%dagger_logs``). ``$WORKBENCH_SPARK_LOG`` overrides:
+``stderr`` keeps everything on stderr as before, any other value is the file to use (in
+the CLI too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+ENV = "WORKBENCH_SPARK_LOG"
+STDERR = "stderr"
+#: PySpark's Python loggers that print Java stacks on stderr.
+PYSPARK_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+#: log4j level for a JVM logging to a file (stderr: ERROR), unless $WORKBENCH_SPARK_LOG_LEVEL.
+FILE_LEVEL = "WARN"
+
+_state: dict[str, Path | None] = {}
+
+
+def to_file(path: str | Path | None = None) -> Path | None:
+    """Send the output of a JVM started from now on to ``path`` (default: this process's
+    file under ``$WORKBENCH_HOME/logs``), unless ``$WORKBENCH_SPARK_LOG`` says otherwise.
+    Returns the file, or None when the output stays on stderr."""
+    chosen = os.environ.get(ENV, "").strip()
+    if chosen == STDERR:
+        _state["file"] = None
+    elif chosen:
+        _state["file"] = Path(chosen).expanduser()
+    else:
+        _state["file"] = Path(path) if path is not None else default_file()
+    return _state["file"]
+
+
+def default_file() -> Path:
+    from workbench.paths import subdir
+
+    return subdir("logs") / f"spark-{os.getpid()}.log"
+
+
+def current() -> Path | None:
+    """The file the JVM's output goes to (None: stderr): as :func:`to_file` set it, else
+    ``$WORKBENCH_SPARK_LOG`` when it names a file (the CLI)."""
+    if "file" in _state:
+        return _state["file"]
+    chosen = os.environ.get(ENV, "").strip()
+    return Path(chosen).expanduser() if chosen and chosen != STDERR else None
+
+
+@contextlib.contextmanager
+def started() -> Iterator[str]:
+    """Around starting the JVM: its stdout and stderr go to :func:`current` (if set).
+    Yields the log4j level to set once it runs."""
+    target = current()
+    if target is None:
+        yield "ERROR"
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _route_pyspark_loggers(target)
+    with _inherited_output(target):
+        yield FILE_LEVEL
+
+
+@contextlib.contextmanager
+def _inherited_output(target: Path) -> Iterator[None]:
+    """File descriptors 1 and 2 point at ``target`` for the duration, so a child process
+    started meanwhile (the JVM) keeps writing there; this process gets its own back."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with target.open("ab") as log:
+        saved = [os.dup(fd) for fd in (1, 2)]
+        try:
+            for fd in (1, 2):
+                os.dup2(log.fileno(), fd)
+            yield
+        finally:
+            for fd, copy in zip((1, 2), saved, strict=True):
+                os.dup2(copy, fd)
+                os.close(copy)
+
+
+def _route_pyspark_loggers(target: Path) -> None:
+    from pyspark.logger import PySparkLogger
+
+    for name in PYSPARK_LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.addHandler(logging.FileHandler(target, encoding="utf-8"))
+        logger.propagate = False
+
+
+def tail(lines: int = 50) -> str:
+    """The last ``lines`` lines of the JVM's log file."""
+    target = current()
+    if target is None:
+        return f"the Spark JVM logs to stderr (${ENV}={STDERR})"
+    if not target.exists():
+        return f"{target}: nothing logged yet (Spark starts on first use)"
+    text = target.read_text(encoding="utf-8", errors="replace").splitlines()
+    return "\n".join([f"{target} (last {min(lines, len(text))} lines)", *text[-lines:]])

@@ -40,6 +40,9 @@ def parquet_results(spark, surge_rows, tmp_path_factory):
     from workbench.sinks.registry import SinkContext
 
     root = tmp_path_factory.mktemp("dashboard") / "parquet"
+    query = root.parent / "checkpoint" / "sinks"  # the query id a job's checkpoint holds
+    query.mkdir(parents=True)
+    (query / "metadata").write_text('{"id": "dashboard-test-query"}')
     context = SinkContext(
         spark=spark,
         job="dashboard-test",

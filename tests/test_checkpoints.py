@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import uuid
 
 import pytest
+from cli_runner import workbench
 from streaming import SURGE_SQL, new_topic, publish_events, surge_spec
 
 from workbench import checkpoints
@@ -23,15 +22,6 @@ from workbench.exceptions import CheckpointMismatchError
 from workbench.job import StreamingJob, default_checkpoint
 
 STATELESS_SQL = "SELECT order_number, event_timestamp AS window_timestamp FROM booking"
-
-
-def workbench(*args, timeout=600):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def error_lines(stderr: str) -> list[str]:

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from cli_runner import workbench
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
 SURGE = ROOT / "workbench" / "data" / "daggers" / "surge-pricing.yaml"
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, timeout=600
-    )
 
 
 def test_help_lists_every_command():

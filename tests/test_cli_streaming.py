@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
+from cli_runner import workbench
 from readback import kafka_messages
 from streaming import new_topic, publish_events, surge_spec
 
 from workbench.infra.ports import free_ports
 from workbench.schemas import default_registry
-
-
-def workbench(*args, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_dev_kafka_up_status_down(tmp_path):

@@ -126,8 +126,12 @@ def test_decoding_counts_undecodable_like_dead_letters(spark, kafka_broker, book
 
 def test_unknown_topic_lists_the_known_ones(kafka_broker, bookings):
     stream = booking_stream(kafka_broker.bootstrap, "no-such-topic")
-    with pytest.raises(UnknownNameError, match=bookings["topic"]):
+    with pytest.raises(UnknownNameError, match="Known: ") as unknown:
         sample(stream, last=1)
+    assert "_dagger_sink_commits" not in str(unknown.value)  # internal topics are not offered
+    typo = booking_stream(kafka_broker.bootstrap, bookings["topic"][:-1])
+    with pytest.raises(UnknownNameError, match=f"Did you mean '?{bookings['topic']}"):
+        sample(typo, last=1)
     with pytest.raises(SampleError, match="give one of"):
         sample(booking_stream(kafka_broker.bootstrap, bookings["topic"]))
 

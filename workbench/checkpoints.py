@@ -61,16 +61,22 @@ def stream_identity(stream: StreamSpec) -> dict[str, Any]:
 
 
 def spec_hash(spec: DaggerSpec) -> str:
-    """A hash of what shapes the streaming plan (not sinks, triggers or start offsets)."""
+    """A hash of what shapes the streaming plan and its state (not sinks, triggers or start
+    offsets)."""
     shape = {
         "sql": spec.sql.strip(),
         "streams": [
-            {**stream_identity(s), "event_timestamp_field": s.event_timestamp_field}
+            {
+                **stream_identity(s),
+                "event_timestamp_field": s.event_timestamp_field,
+                "max_recursion_depth": s.max_recursion_depth,  # shapes the decoded rows
+            }
             for s in spec.streams
         ],
         "rowtime_attribute": spec.rowtime_attribute,
         "watermark_delay_ms": spec.watermark_delay_ms,
         "emit": spec.emit,
+        "deduplicate": spec.deduplicate.model_dump() if spec.deduplicate else None,
     }
     text = json.dumps(shape, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]

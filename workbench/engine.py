@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.durations import spark_interval
+from workbench.jvm_log import hush_pyspark_loggers
 from workbench.sql import Translation, translate
-from workbench.sql.analysis import hush_query_context_logs, to_sql_error
+from workbench.sql.analysis import to_sql_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -67,7 +68,7 @@ def build(
         frames[item.table] = frame
     enum_fields = {item.table: item.enums for item in inputs if item.enums}
     translation = translate(sql, {t: f.schema for t, f in frames.items()}, views, enum_fields)
-    hush_query_context_logs()
+    hush_pyspark_loggers()
     try:
         result = spark.sql(translation.sql)
     except AnalysisException as err:

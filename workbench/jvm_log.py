@@ -105,6 +105,20 @@ def _route_pyspark_loggers(target: Path) -> None:
         logger.propagate = False
 
 
+def hush_pyspark_loggers() -> None:
+    """PySpark logs every analysis error with its whole Java stack before raising it; the
+    workbench reports each in one line. Those logs go to the log file when there is one
+    (:func:`started` routed them), stay on stderr when ``$WORKBENCH_SPARK_LOG=stderr``
+    asks for them, and are off otherwise (the CLI)."""
+    from pyspark.logger import PySparkLogger
+
+    asked = os.environ.get(ENV, "").strip() == STDERR
+    for name in PYSPARK_LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        routed = any(isinstance(h, logging.FileHandler) for h in logger.handlers)
+        logger.disabled = not (routed or asked)
+
+
 def tail(lines: int = 50) -> str:
     """The last ``lines`` lines of the JVM's log file."""
     target = current()

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import uuid
 from collections import Counter
 from datetime import timedelta
 
 import pyarrow.dataset as ds
 import pytest
+from cli_runner import workbench
 from geo_reference import surge_windows
 from readback import kafka_messages
 from streaming import (
@@ -37,15 +36,6 @@ from streaming import (
 from workbench.job import JobFailedError, StreamingJob
 
 EDITED_SQL = SURGE_SQL.replace("INTERVAL '60' SECOND", "INTERVAL '120' SECOND")
-
-
-def workbench(*args, timeout=600):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def written(stdout: str, sink: str) -> int:

@@ -10,14 +10,13 @@ values are written here by hand.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
+from cli_runner import workbench
 from google.protobuf import json_format
 
 from workbench.schemas import SchemaRegistry
@@ -224,11 +223,6 @@ def spec_file(tmp_path: Path, **stream_keys) -> Path:
     path = tmp_path / f"spec-{uuid.uuid4().hex[:6]}.yaml"
     path.write_text(yaml.safe_dump(spec))
     return path
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "workbench.cli", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
 def test_validate_accepts_a_message_with_struct_fields(tmp_path):

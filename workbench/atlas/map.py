@@ -89,12 +89,13 @@ class AtlasMap:
         return self.iframe()
 
     def _ipython_display_(self) -> None:
-        from IPython.display import HTML, display
+        from IPython.display import display
 
         from workbench.atlas.shared import ensure_loaded
 
         ensure_loaded()
-        display(HTML(self.iframe()))
+        # raw, not IPython's HTML(): that warns "Consider using IPython.display.IFrame"
+        display({"text/html": self.iframe()}, raw=True)
 
 
 def choropleth(

@@ -79,6 +79,9 @@ _JSON_TYPES = {"google.protobuf.Struct", "google.protobuf.Value", "google.protob
 _DUMMY = "__dummy_field_in_empty_struct"
 #: Field metadata marking JSON text (Struct, Value, ListValue, Any; in arrays and map values).
 JSON_TEXT = "workbench.json"
+#: Field metadata: the sub-fields dropped where recursion reached its depth (the decoder
+#: skips them; a recording may hold them).
+CUT = "workbench.cut"
 
 #: The ``from_protobuf`` options matching the workbench's JVM decoder.
 DECODER_OPTIONS = {
@@ -180,7 +183,11 @@ def _struct_field(
     data_type = _data_type(fd, seen, opts)
     if data_type is None:
         return None
-    meta = {JSON_TEXT: True} if _holds_json(fd, opts) else None
+    meta: dict | None = {JSON_TEXT: True} if _holds_json(fd, opts) else None
+    if isinstance(data_type, T.StructType) and fd.message_type is not None:
+        cut = sorted({f.name for f in fd.message_type.fields} - set(data_type.names))
+        if cut:
+            meta = {**(meta or {}), CUT: cut}
     if isinstance(data_type, T.MapType):
         return T.StructField(fd.name, data_type, metadata=meta)
     if fd.is_repeated:

@@ -106,10 +106,17 @@ def _is_time(value: Any) -> bool:
 
 
 def _mismatch(
-    value: Any, dtype: DataType, path: str, skip: set | frozenset = frozenset()
+    value: Any,
+    dtype: DataType,
+    path: str,
+    skip: set | frozenset = frozenset(),
+    json_text: bool = False,
 ) -> str | None:
-    """Where and why ``value`` does not fit ``dtype`` (None when it fits)."""
+    """Where and why ``value`` does not fit ``dtype`` (None when it fits). ``json_text``:
+    the field is a Struct/Value/ListValue/Any (JSON text), which any JSON value fits."""
     from pyspark.sql import types as T
+
+    from workbench.schemas.sparktypes import CUT, is_json_text
 
     if value is None:
         return None
@@ -124,7 +131,14 @@ def _mismatch(
                 return f"'{clip(_join(path, key))}' is not a field of the message; known: " + clip(
                     ", ".join(names), 200
                 )
-            found = _mismatch(item, names[key].dataType, _join(path, key))
+            field = names[key]
+            found = _mismatch(
+                item,
+                field.dataType,
+                _join(path, key),
+                skip=frozenset(field.metadata.get(CUT, ())),  # past the recursion depth
+                json_text=is_json_text(field),
+            )
             if found:
                 return found
         return None
@@ -132,7 +146,7 @@ def _mismatch(
         if not isinstance(value, list):
             return _wrong(path, "an array (a repeated field)", value)
         for i, item in enumerate(value):
-            found = _mismatch(item, dtype.elementType, f"{path}[{i}]")
+            found = _mismatch(item, dtype.elementType, f"{path}[{i}]", skip, json_text)
             if found:
                 return found
         return None
@@ -140,9 +154,11 @@ def _mismatch(
         if not isinstance(value, dict):
             return _wrong(path, "an object (a map)", value)
         for key, item in value.items():
-            found = _mismatch(item, dtype.valueType, _join(path, key))
+            found = _mismatch(item, dtype.valueType, _join(path, key), skip, json_text)
             if found:
                 return found
+        return None
+    if json_text and isinstance(dtype, T.StringType):
         return None
     return _scalar(value, dtype, path)
 

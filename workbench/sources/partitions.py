@@ -120,7 +120,7 @@ class PartitionReader:
 
     def partitions(self) -> list[Partition]:
         metadata = self._call(lambda: self.consumer.list_topics(timeout=self.timeout_s))
-        known = sorted(t for t in metadata.topics if not t.startswith("__"))
+        known = sorted(t for t in metadata.topics if not t.startswith("_"))  # internal topics
         if self.stream.topics:
             names = list(self.stream.topics)
             for name in names:

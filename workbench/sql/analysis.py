@@ -57,15 +57,6 @@ def _suggestions(proposal: str) -> str:
     return ", ".join(kept)
 
 
-def hush_query_context_logs() -> None:
-    """pyspark logs every analysis error with its whole JVM stack on stderr before raising
-    it; the workbench reports each one in a line, so those logs are off."""
-    from pyspark.logger import PySparkLogger
-
-    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
-        PySparkLogger.getLogger(name).disabled = True
-
-
 def _untranslate(text: str, views: dict[str, str]) -> str:
     for table, view in views.items():
         text = text.replace(view, table)

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from cli_runner import workbench
+
+from workbench import paths
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
@@ -51,6 +56,26 @@ def test_validate_accepts_the_demo_spec():
     assert (
         "output columns: tag_s2id string, tag_vehicle_type string, bookings bigint" in proc.stdout
     )
+
+
+def test_spark_output_goes_to_the_cli_log_not_the_terminal(tmp_path):
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path)}  # a home of its own: a fresh log
+    for name in ("jars", "schemas"):  # what setup fetched, shared
+        (tmp_path / name).symlink_to(paths.home() / name)
+    quiet = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "validate", str(SURGE)],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == ""  # no JVM start-up lines, no log4j warnings
+    log = (tmp_path / "logs" / "spark-cli.log").read_text()
+    assert "Setting default log level" in log
+    loud = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "validate", str(SURGE)],
+        capture_output=True, text=True, timeout=600,
+        env={**env, "WORKBENCH_SPARK_LOG": "stderr"},
+    )  # fmt: skip
+    assert "Setting default log level" in loud.stderr
 
 
 def test_validate_points_at_an_unknown_column():

@@ -311,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _quiet_jvm(verbose=getattr(args, "verbose", False))
     try:
         return args.run(args)
     except WorkbenchError as err:
@@ -321,6 +322,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`
         sys.stderr.close()
         return 0
+
+
+def _quiet_jvm(verbose: bool) -> None:
+    """A Spark JVM started by a command writes its start-up lines, warnings and Java
+    stacks to ``$WORKBENCH_HOME/logs/spark-cli.log``, not the terminal: errors are one
+    line. ``--verbose`` (or ``WORKBENCH_SPARK_LOG=stderr``) keeps them on stderr."""
+    from workbench import jvm_log
+    from workbench.paths import subdir
+
+    if not verbose:
+        jvm_log.to_file(subdir("logs") / "spark-cli.log")
 
 
 if __name__ == "__main__":

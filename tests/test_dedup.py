@@ -12,40 +12,27 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from streaming import START, new_topic, publish_events
+from streaming import START, new_topic, publish_events, surge_spec
 
 from workbench.exceptions import SpecError
 from workbench.generator import write_jsonl
 from workbench.job import StreamingJob
 from workbench.replay import replay
-from workbench.spec import parse
 
 SQL = "SELECT order_number, customer_id, rowtime AS event_time FROM booking"
 
 
 def dedup_spec(bootstrap, topic, tmp_path, sql=SQL, within="1h"):
-    return parse(
-        {
-            "name": "dedup-orders",
-            "streams": [
-                {
-                    "table": "booking",
-                    "message": "esb.booking.BookingLogMessage",
-                    "bootstrap_servers": bootstrap,
-                    "topics": [topic],
-                    "starting_offsets": "earliest",
-                }
-            ],
-            "sql": sql,
-            "watermark_delay": "10s",
-            "trigger_interval": "1s",
-            "deduplicate": {"keys": ["order_number"], "within": within},
-            "sinks": [
-                {"type": "parquet", "path": str(tmp_path / "out"), "time_column": "event_time"}
-            ],
-            "dead_letter": {"type": "parquet", "path": str(tmp_path / "dead")},
-            "checkpoint": str(tmp_path / "checkpoint"),
-        }
+    return surge_spec(
+        bootstrap,
+        topic,
+        tmp_path,
+        sinks=[{"type": "parquet", "path": str(tmp_path / "out"), "time_column": "event_time"}],
+        name="dedup-orders",
+        sql=sql,
+        watermark_delay="10s",
+        trigger_interval="1s",
+        deduplicate={"keys": ["order_number"], "within": within},
     )
 
 

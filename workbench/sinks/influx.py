@@ -59,13 +59,7 @@ class InfluxConfig(SinkConfig):
         from workbench.sinks.influx_writer import LABEL_PREFIX, TAG_PREFIX
 
         columns = [f.name for f in schema.fields]
-        if self.time_column not in columns:
-            raise SinkError(
-                self.describe(),
-                f"the query has no column '{self.time_column}' (time_column) for the points' "
-                f"time: select it in the SQL or name another one in 'time_column'. "
-                f"Columns: {', '.join(columns)}",
-            )
+        self.require_column(schema, self.time_column, "time_column", "for the points' time")
         fields = [
             c
             for c in columns

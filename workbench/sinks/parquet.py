@@ -41,13 +41,7 @@ class ParquetConfig(SinkConfig):
         from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
         columns = {f.name: f.dataType for f in schema.fields}
-        if self.time_column not in columns:
-            raise SinkError(
-                self.describe(),
-                f"the query has no column '{self.time_column}' (time_column) to bucket by: "
-                f"select it in the SQL or name another one in 'time_column'. "
-                f"Columns: {', '.join(columns)}",
-            )
+        self.require_column(schema, self.time_column, "time_column", "to bucket by")
         if not isinstance(columns[self.time_column], TimestampType | TimestampNTZType | DateType):
             raise SinkError(
                 self.describe(),

@@ -88,6 +88,19 @@ class SinkConfig(BaseModel):
         """Raise :class:`~workbench.exceptions.SinkError` if rows of ``schema`` (the
         query's result) cannot be written to this sink; ``validate`` calls it."""
 
+    def require_column(self, schema: StructType, name: str, key: str, purpose: str) -> None:
+        """A :class:`~workbench.exceptions.SinkError` unless the query selects ``name``
+        (the value of this sink's ``key``), which the sink needs ``purpose``."""
+        from workbench.exceptions import SinkError
+
+        columns = [f.name for f in schema.fields]
+        if name not in columns:
+            raise SinkError(
+                self.describe(),
+                f"the query has no column '{name}' ({key}) {purpose}: select it in the SQL "
+                f"or name another one in '{key}'. Columns: {', '.join(columns)}",
+            )
+
     def open(self, ctx: SinkContext) -> SinkWriter:
         raise NotImplementedError(f"sink '{self.type}' has no batch writer")
 

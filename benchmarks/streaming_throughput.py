@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 
     from workbench.job import StreamingJob
     from workbench.schemas.registry import SchemaRegistry
-    from workbench.sinks.registry import SinkContext
     from workbench.spec import DaggerSpec
 
 SEED = 42
@@ -150,21 +149,11 @@ def engine(bench: Bench, folder: Path) -> list[StreamingQuery]:
     return job.queries
 
 
-def _context(job: StreamingJob, index: int) -> SinkContext:
-    """The context the job gives its sink ``index`` (-1: the dead letters), AvailableNow."""
-    from workbench.sinks.registry import SinkContext
-    from workbench.streams import registry_for
-
-    trigger = {"availableNow": True}
-    registry = registry_for(job.spec)
-    return SinkContext(job.spark, job.spec.name, index, job.checkpoint, registry, "append", trigger)
-
-
 def engine_main(bench: Bench, folder: Path) -> list[StreamingQuery]:
     """(a) without its dead-letter handling: the job's result rows into its Parquet writer."""
     job = engine_job(bench, folder)
     result = job.plan()
-    writer = job.spec.sinks[0].open(_context(job, 0))
+    writer = job.spec.sinks[0].open(job.context, 0)
     return await_all([_each_batch(job, result, writer.write)])
 
 

@@ -260,3 +260,27 @@ def test_with_bootstrap_moves_every_kafka_address_and_nothing_else(tmp_path):
     assert moved.sinks[0].bootstrap_servers == "broker:1234"  # type: ignore[attr-defined]
     assert moved.sinks[1] == spec.sinks[1]
     assert moved.dead_letter.bootstrap_servers == "broker:1234"
+
+
+def test_job_state_is_resolved_once_and_shared_by_every_writer(
+    spark, kafka_broker, tmp_path, monkeypatch
+):
+    from workbench import streams
+
+    bootstrap = kafka_broker.bootstrap
+    topic, out_topic = new_topic(bootstrap, "shared"), new_topic(bootstrap, "shared-out")
+    sent = publish_events(bootstrap, topic, 800, malformed=0.02)
+    resolved = []
+    real = streams.registry_for
+    monkeypatch.setattr(streams, "registry_for", lambda spec: resolved.append(spec) or real(spec))
+    sinks = [{"type": "parquet", "path": str(tmp_path / "p")}, kafka_sink(bootstrap, out_topic)]
+    spec = surge_spec(
+        bootstrap, topic, tmp_path, sinks, dead_letter={"type": "kafka", "topic": f"{topic}-dlq"}
+    )
+    job = StreamingJob(spec, spark, available_now=True, emit=None).start()
+    contexts = {id(writer.ctx) for _, writer in job._writers} | {id(job._dead.ctx)}  # type: ignore[union-attr]
+    assert contexts == {id(job.context)}
+    totals = job.run()
+    assert len(resolved) == 1  # one schema registry for the plan and every writer
+    assert totals.dead_letters == sent.malformed
+    assert len(kafka_messages(bootstrap, f"{topic}-dlq")) == sent.malformed

@@ -7,41 +7,32 @@ on the driver is bounded by the batch size: set ``max_offsets_per_trigger`` on s
 whose records may all be bad.
 
 Every dead letter carries its stream table, topic, partition, offset, Kafka timestamp,
-key, raw bytes and the error. They go to Parquet (``<path>/run=<query>/batch=<id>``:
-a replayed micro-batch overwrites its own folder) or to a Kafka topic (raw bytes as
-the value, origin and error as ``dlq.*`` headers, one transaction per micro-batch, as
-in :mod:`workbench.sinks.transactional`). Either way a dead letter is written once.
+key, raw bytes and the error. They go to the spec's ``dead_letter`` sink, a dead-letter
+type of the sink registry (:meth:`workbench.sinks.registry.SinkRegistry.letters_sink`):
+Parquet (:mod:`workbench.sinks.dead_parquet`) or a Kafka topic
+(:mod:`workbench.sinks.dead_kafka`). Either way a dead letter is written once.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import shutil
 from collections.abc import Iterable
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.paths import subdir
+from workbench.sinks.registry import SINKS
 from workbench.sources.kafka import DECODED
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
-    from workbench.sinks.registry import SinkContext
-    from workbench.spec import DaggerSpec, DeadLetterSpec
-
-
-def default_path(job: str) -> Path:
-    return subdir("dead-letters") / job
+    from workbench.spec import DaggerSpec
 
 
 def describe(spec: DaggerSpec) -> str:
-    dead = spec.dead_letter
-    if dead.type == "kafka":
-        return f"kafka topic {dead.topic or _topic(spec.name)}"
-    return f"parquet {dead.path or default_path(spec.name)}"
+    """Where ``spec``'s dead letters go, for people (``parquet PATH``, ``kafka topic T``)."""
+    return SINKS.letters_sink(spec).describe()
 
 
 def _metrics(query: StreamingQuery, tables: Iterable[str]) -> list:
@@ -82,77 +73,3 @@ def _letter(item: dict[str, Any]) -> dict[str, Any]:
         "value": None if value is None else base64.b64decode(value),
         "error": item["error"],
     }
-
-
-def _topic(job: str) -> str:
-    return f"{job}-dead-letters"
-
-
-class DeadLetterWriter:
-    def __init__(self, spec: DaggerSpec, ctx: SinkContext):
-        self.dead: DeadLetterSpec = spec.dead_letter
-        self.ctx = ctx
-        self.path = Path(self.dead.path) if self.dead.path else default_path(spec.name)
-        self._kafka = None
-        if self.dead.type == "kafka":
-            from workbench.sinks.transactional import TransactionalWriter
-
-            self._kafka = TransactionalWriter(
-                self.dead.bootstrap_servers or spec.streams[0].bootstrap_servers,
-                self.dead.topic or _topic(spec.name),
-                f"dagger-{spec.name}-dead-letters",
-            )
-
-    def write(self, letters: list[dict[str, Any]], batch_id: int) -> int:
-        """Write one micro-batch's dead letters (:func:`observed`); a replayed batch id
-        overwrites its folder or is skipped as a committed transaction."""
-        query = self.ctx.query_id
-        if self._kafka is not None:
-            if self._kafka.committed(query, batch_id):
-                return 0
-            return self._kafka.write((_kafka_record(x) for x in letters), query, batch_id)
-        folder = self.path / f"run={query}" / f"batch={batch_id}"
-        shutil.rmtree(folder, ignore_errors=True)
-        if letters:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            folder.mkdir(parents=True)
-            table = pa.Table.from_pylist(letters, schema=_arrow_schema())
-            pq.write_table(table, folder / "part-00000.parquet")
-        return len(letters)
-
-    def close(self) -> None:
-        if self._kafka is not None:
-            self._kafka.close()
-
-
-def _kafka_record(letter: dict[str, Any]) -> tuple[bytes | None, bytes | None, list]:
-    """The raw bytes as the value; where they came from and the error as ``dlq.*`` headers."""
-    stamp = letter["kafka_timestamp"]
-    headers = [
-        ("dlq.table", letter["table"]),
-        ("dlq.topic", letter["topic"]),
-        ("dlq.partition", str(letter["partition"])),
-        ("dlq.offset", str(letter["offset"])),
-        ("dlq.kafka_timestamp", "" if stamp is None else stamp.isoformat()),
-        ("dlq.error", letter["error"]),
-    ]
-    return letter["key"], letter["value"], [(k, v.encode()) for k, v in headers]
-
-
-def _arrow_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("table", pa.string()),
-            ("topic", pa.string()),
-            ("partition", pa.int32()),
-            ("offset", pa.int64()),
-            ("kafka_timestamp", pa.timestamp("us", tz="UTC")),
-            ("key", pa.binary()),
-            ("value", pa.binary()),
-            ("error", pa.string()),
-        ]
-    )

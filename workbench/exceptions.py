@@ -162,6 +162,25 @@ class StreamingPlanError(WorkbenchError):
         super().__init__(f"The SQL cannot run as a streaming job: {reason}.{tail}")
 
 
+class SparkConfError(WorkbenchError):
+    """A spec's ``spark_conf`` names settings fixed when the session started (jars,
+    memory, master) with values the running session does not have; ``differing`` maps
+    each key to (the spec's value, the session's value or None when unset)."""
+
+    def __init__(self, job: str, differing: dict[str, tuple[str, str | None]]):
+        self.job, self.differing = job, differing
+        keys = "; ".join(
+            f"{key}={clip(want)} (the session has {clip(have) if have is not None else 'it unset'})"
+            for key, (want, have) in differing.items()
+        )
+        super().__init__(
+            f"dagger '{job}': spark_conf sets {keys}, which Spark reads only when a session "
+            "starts, and a session is already running. Run the job in its own process "
+            "(`workbench run SPEC.yaml`, or the job service), restart the notebook's kernel "
+            "before running it, or drop these keys from spark_conf."
+        )
+
+
 class CheckpointMismatchError(WorkbenchError):
     """A checkpoint folder that belongs to another dagger, other streams, another Kafka
     cluster or another version of the SQL; ``problems`` lists each difference."""

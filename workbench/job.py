@@ -27,12 +27,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench import checkpoints, deadletters, dedup, engine
+from workbench import checkpoints, deadletters, dedup, engine, spark_conf
 from workbench.durations import spark_interval
 from workbench.exceptions import WorkbenchError
 from workbench.paths import subdir
 from workbench.progress import ProgressListener, Totals
-from workbench.sinks.registry import SinkConfig, SinkContext, SinkWriter, Written
+from workbench.sinks.registry import (
+    SINKS,
+    LetterWriter,
+    SinkConfig,
+    SinkContext,
+    SinkWriter,
+    Written,
+)
 from workbench.spark_errors import summary
 
 if TYPE_CHECKING:
@@ -76,7 +83,9 @@ class StreamingJob:
         self.totals = Totals()
         self.queries: list[StreamingQuery] = []
         self._writers: list[tuple[SinkConfig, SinkWriter]] = []
-        self._dead: deadletters.DeadLetterWriter | None = None
+        self._dead: LetterWriter | None = None
+        self._context: SinkContext | None = None  # resolved once per start
+        self._conf_before: spark_conf.Previous = {}
         self._stopping = threading.Event()
         self._spark = spark
         self._listener: ProgressListener | None = None
@@ -97,28 +106,32 @@ class StreamingJob:
             return {"availableNow": True}
         return {"processingTime": spark_interval(self.spec.trigger_interval_ms)}
 
-    def _context(self, index: int) -> SinkContext:
-        from workbench.streams import registry_for
+    @property
+    def context(self) -> SinkContext:
+        """The job's state, resolved once per start (schema registry, trigger, output mode,
+        checkpoint, query id) and shared by the plan and every writer."""
+        if self._context is None:
+            from workbench.streams import registry_for
 
-        mode = "update" if self.spec.emit == "updates" else "append"
-        return SinkContext(
-            self.spark,
-            self.spec.name,
-            index,
-            self.checkpoint,
-            registry_for(self.spec),
-            mode,
-            self._trigger(),
-        )
+            mode = "update" if self.spec.emit == "updates" else "append"
+            self._context = SinkContext(
+                self.spark,
+                self.spec.name,
+                self.checkpoint,
+                registry_for(self.spec),
+                mode,
+                self._trigger(),
+            )
+        return self._context
 
     def plan(self) -> DataFrame:
         """The dagger's result, streaming; each stream's dead letters are observed in it
         (:func:`workbench.deadletters.observed`)."""
         from workbench.sources.kafka import open_stream
         from workbench.sql.enums import values_of
-        from workbench.streams import registry_for, resolve
+        from workbench.streams import resolve
 
-        registry = registry_for(self.spec)
+        registry = self.context.registry
         resolved = resolve(self.spec, registry)
         streams = [open_stream(self.spark, r, registry) for r in resolved]
         inputs = [
@@ -146,13 +159,14 @@ class StreamingJob:
         if note and self.emit is not None:
             self.emit(note)
         self.resumed = checkpoints.has_progress(self.checkpoint)
-        result = self.plan()
         sinks = list(self.spec.sinks) or [LogConfig()]
-        self._listener = ProgressListener(f"{self.spec.name}:{QUERY}", self.totals, self.emit)
-        self.spark.streams.addListener(self._listener)
+        self._conf_before = spark_conf.apply(self.spark, self.spec.spark_conf, self.spec.name)
         try:
-            self._writers = [(s, s.open(self._context(i))) for i, s in enumerate(sinks)]
-            self._dead = deadletters.DeadLetterWriter(self.spec, self._context(-1))
+            result = self.plan()
+            self._listener = ProgressListener(f"{self.spec.name}:{QUERY}", self.totals, self.emit)
+            self.spark.streams.addListener(self._listener)
+            self._writers = [(s, s.open(self.context, i)) for i, s in enumerate(sinks)]
+            self._dead = SINKS.letters_sink(self.spec).open_letters(self.context)
             self.queries.append(self._start_query(result))
         except Exception:
             self.stop(graceful=False)
@@ -161,7 +175,7 @@ class StreamingJob:
 
     def _start_query(self, result: DataFrame) -> StreamingQuery:
         """One query; each micro-batch goes to every writer, then its dead letters."""
-        ctx, dead_writer = self._context(0), self._dead
+        ctx, dead_writer = self.context, self._dead
         assert dead_writer is not None
         name, tables = f"{self.spec.name}:{QUERY}", [s.table for s in self.spec.streams]
 
@@ -229,7 +243,10 @@ class StreamingJob:
             writer.close()
         if self._dead is not None:
             self._dead.close()
-        self._writers, self._dead = [], None
+        self._writers, self._dead, self._context = [], None, None
+        if self._conf_before:
+            spark_conf.restore(self.spark, self._conf_before)
+            self._conf_before = {}
         if self._listener is not None:
             _drain_listeners(self.spark)  # the last progress events still count
             self.spark.streams.removeListener(self._listener)

@@ -95,12 +95,22 @@ class StreamSpec(_Model):
 
 
 class DeadLetterSpec(_Model):
-    """Where undecodable records go: a Parquet folder or a Kafka topic."""
+    """Where undecodable records go: a dead-letter type of the sink registry (``parquet``:
+    a folder, ``kafka``: a topic); ``SINKS.letters_sink(spec)`` makes its sink."""
 
-    type: Literal["parquet", "kafka"] = "parquet"
+    type: str = "parquet"
     path: str | None = None
     topic: str | None = None
     bootstrap_servers: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        try:
+            SINKS.letters_model(value)
+        except UnknownNameError as err:
+            raise ValueError(str(err).rstrip(".")) from None
+        return value
 
 
 class DeduplicateSpec(_Model):

@@ -46,7 +46,6 @@ def parquet_results(spark, surge_rows, tmp_path_factory):
     context = SinkContext(
         spark=spark,
         job="dashboard-test",
-        index=0,
         checkpoint=root.parent / "checkpoint",
         registry=None,
         output_mode="append",

@@ -72,7 +72,7 @@ class InfluxConfig(SinkConfig):
                 "at least one field (a column without those prefixes)",
             )
 
-    def open(self, ctx: SinkContext) -> InfluxBatchWriter:
+    def open(self, ctx: SinkContext, index: int) -> InfluxBatchWriter:
         from workbench.sinks.influx_writer import InfluxWriter
 
         return InfluxBatchWriter(InfluxWriter(self))

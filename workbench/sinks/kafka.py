@@ -54,15 +54,15 @@ class KafkaConfig(SinkConfig):
                 f"Columns: {', '.join(columns)}",
             )
 
-    def open(self, ctx: SinkContext) -> KafkaWriter:
-        return KafkaWriter(self, ctx)
+    def open(self, ctx: SinkContext, index: int) -> KafkaWriter:
+        return KafkaWriter(self, ctx, index)
 
     def with_bootstrap(self, servers: str) -> KafkaConfig:
         return self.model_copy(update={"bootstrap_servers": servers})
 
 
 class KafkaWriter:
-    def __init__(self, config: KafkaConfig, ctx: SinkContext):
+    def __init__(self, config: KafkaConfig, ctx: SinkContext, index: int):
         from workbench.sinks.transactional import TransactionalWriter
 
         self.config, self.ctx = config, ctx
@@ -70,7 +70,7 @@ class KafkaWriter:
         self._out = TransactionalWriter(
             config.bootstrap_servers,
             config.topic,
-            f"dagger-{ctx.job}-sink-{ctx.index}",
+            f"dagger-{ctx.job}-sink-{index}",
             config.kafka_options,
             partitions=config.partitions,
         )

@@ -15,7 +15,7 @@ class LogConfig(SinkConfig):
     rows: int = 20
     truncate: bool = False
 
-    def open(self, ctx: SinkContext) -> LogWriter:
+    def open(self, ctx: SinkContext, index: int) -> LogWriter:
         return LogWriter(self, ctx.job)
 
 

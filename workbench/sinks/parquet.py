@@ -70,7 +70,7 @@ class ParquetConfig(SinkConfig):
         }
         return frame.withColumns(derived)
 
-    def open(self, ctx: SinkContext) -> ParquetWriter:
+    def open(self, ctx: SinkContext, index: int) -> ParquetWriter:
         return ParquetWriter(self, ctx)
 
 

@@ -9,7 +9,15 @@ every micro-batch with its batch id, and the writer must make a replayed batch i
 harmless (idempotent points, transactions, Spark's file-sink log). Batch ids restart at
 0 with a new checkpoint (``ctx.query_id`` changes), so a writer that remembers batch ids
 keys them by query. ``write`` returns the rows it wrote: an int, or :class:`Written`
-to also say how many rows of a replayed batch it skipped.
+to also say how many rows of a replayed batch it skipped. One :class:`SinkContext` is
+made per job start and shared by all its writers; each writer also gets its position
+in the spec's sinks (``index``), which keeps its identity (a Kafka transactional id)
+stable across restarts.
+
+Dead letters (records that did not decode) go to sinks of the same registry: a
+:class:`LetterSinkConfig` subclass registered with ``SINKS.add`` is a dead-letter type
+(the spec's ``dead_letter.type``), made from the spec by :meth:`LetterSinkConfig.for_job`
+and opened with :meth:`LetterSinkConfig.open_letters`.
 """
 
 from __future__ import annotations
@@ -30,17 +38,18 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from workbench.schemas import SchemaRegistry
+    from workbench.spec import DaggerSpec, DeadLetterSpec
 
-BUILTIN = ("influx", "kafka", "parquet", "log")
+BUILTIN = ("influx", "kafka", "parquet", "log", "dead_parquet", "dead_kafka")
 
 
 @dataclass(frozen=True)
 class SinkContext:
-    """What a sink needs to know about the job writing to it."""
+    """What a sink needs to know about the job writing to it; one per job start, shared by
+    every writer of the job."""
 
     spark: SparkSession
     job: str
-    index: int  # position in the spec's sinks
     checkpoint: Path  # the job's checkpoint folder
     registry: SchemaRegistry
     output_mode: str  # "append" (final windows) or "update" (early updates)
@@ -75,6 +84,16 @@ class SinkWriter(Protocol):
     def close(self) -> None: ...
 
 
+class LetterWriter(Protocol):
+    def write(self, letters: list[dict[str, Any]], batch_id: int) -> int:
+        """Write one micro-batch's dead letters (plain rows, see
+        :func:`workbench.deadletters.observed`); returns how many it wrote (0 for a
+        replay it skipped)."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class SinkConfig(BaseModel):
     """Common base: unknown keys are errors, so typos never pass silently."""
 
@@ -101,7 +120,8 @@ class SinkConfig(BaseModel):
                 f"or name another one in '{key}'. Columns: {', '.join(columns)}",
             )
 
-    def open(self, ctx: SinkContext) -> SinkWriter:
+    def open(self, ctx: SinkContext, index: int) -> SinkWriter:
+        """The writer of this sink, the ``index``-th of the job's sinks."""
         raise NotImplementedError(f"sink '{self.type}' has no batch writer")
 
     def with_bootstrap(self, servers: str) -> SinkConfig:
@@ -109,13 +129,32 @@ class SinkConfig(BaseModel):
         return self
 
 
+class LetterSinkConfig(SinkConfig):
+    """A sink of dead letters: made from the spec's ``dead_letter`` (its defaults may
+    depend on the job), it writes plain rows, one folder or transaction per micro-batch."""
+
+    @classmethod
+    def for_job(cls, dead: DeadLetterSpec, spec: DaggerSpec) -> LetterSinkConfig:
+        raise NotImplementedError(f"dead-letter sink '{cls.__name__}' has no for_job")
+
+    def open_letters(self, ctx: SinkContext) -> LetterWriter:
+        raise NotImplementedError(f"dead-letter sink '{self.type}' has no writer")
+
+
 class SinkRegistry:
+    """Sink types by name: result sinks (:meth:`config_model`) and dead-letter sinks
+    (:meth:`letters_model`, the :class:`LetterSinkConfig` subclasses)."""
+
     def __init__(self) -> None:
         self._configs: dict[str, type[SinkConfig]] = {}
+        self._letters: dict[str, type[LetterSinkConfig]] = {}
         self._loaded = False
 
     def add(self, name: str, config: type[SinkConfig]) -> None:
-        self._configs[name] = config
+        if issubclass(config, LetterSinkConfig):
+            self._letters[name] = config
+        else:
+            self._configs[name] = config
 
     def _load(self) -> None:
         if not self._loaded:
@@ -134,6 +173,20 @@ class SinkRegistry:
         if name not in self._configs:
             raise UnknownNameError("sink type", name, self._configs)
         return self._configs[name]
+
+    def letter_names(self) -> list[str]:
+        self._load()
+        return sorted(self._letters)
+
+    def letters_model(self, name: str) -> type[LetterSinkConfig]:
+        self._load()
+        if name not in self._letters:
+            raise UnknownNameError("dead-letter type", name, self._letters)
+        return self._letters[name]
+
+    def letters_sink(self, spec: DaggerSpec) -> LetterSinkConfig:
+        """The dead-letter sink of ``spec`` (its ``dead_letter``, defaults filled in)."""
+        return self.letters_model(spec.dead_letter.type).for_job(spec.dead_letter, spec)
 
 
 SINKS = SinkRegistry()

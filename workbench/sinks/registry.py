@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from workbench.schemas import SchemaRegistry
     from workbench.spec import DaggerSpec, DeadLetterSpec
 
+T = TypeVar("T")
 BUILTIN = ("influx", "kafka", "parquet", "log", "dead_parquet", "dead_kafka")
 
 
@@ -165,28 +166,30 @@ class SinkRegistry:
                 ep.load()
 
     def names(self) -> list[str]:
-        self._load()
-        return sorted(self._configs)
+        return sorted(self._table(self._configs))
 
     def config_model(self, name: str) -> type[SinkConfig]:
-        self._load()
-        if name not in self._configs:
-            raise UnknownNameError("sink type", name, self._configs)
-        return self._configs[name]
+        return _known(self._table(self._configs), "sink type", name)
 
     def letter_names(self) -> list[str]:
-        self._load()
-        return sorted(self._letters)
+        return sorted(self._table(self._letters))
 
     def letters_model(self, name: str) -> type[LetterSinkConfig]:
+        return _known(self._table(self._letters), "dead-letter type", name)
+
+    def _table(self, table: dict[str, T]) -> dict[str, T]:
         self._load()
-        if name not in self._letters:
-            raise UnknownNameError("dead-letter type", name, self._letters)
-        return self._letters[name]
+        return table
 
     def letters_sink(self, spec: DaggerSpec) -> LetterSinkConfig:
         """The dead-letter sink of ``spec`` (its ``dead_letter``, defaults filled in)."""
         return self.letters_model(spec.dead_letter.type).for_job(spec.dead_letter, spec)
+
+
+def _known(table: dict[str, T], kind: str, name: str) -> T:
+    if name not in table:
+        raise UnknownNameError(kind, name, table)
+    return table[name]
 
 
 SINKS = SinkRegistry()

@@ -24,6 +24,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,8 +69,12 @@ class StreamingJob:
         checkpoint: str | Path | None = None,
         available_now: bool = False,
         emit: Callable[[str], None] | None = print,
+        min_rowtime: datetime | None = None,
     ):
         self.spec = spec
+        #: rows of an earlier event time are dropped before the SQL (a version handoff,
+        #: :mod:`workbench.jobs.handoff`)
+        self.min_rowtime = min_rowtime
         self.checkpoint = Path(checkpoint or spec.checkpoint or default_checkpoint(spec.name))
         self.available_now = available_now
         self.emit = emit
@@ -114,6 +119,7 @@ class StreamingJob:
     def plan(self) -> DataFrame:
         """The dagger's result, streaming; each stream's dead letters are observed in it
         (:func:`workbench.deadletters.observed`)."""
+        from workbench.rowtime import not_before
         from workbench.sources.kafka import open_stream
         from workbench.sql.enums import values_of
         from workbench.streams import registry_for, resolve
@@ -123,7 +129,10 @@ class StreamingJob:
         streams = [open_stream(self.spark, r, registry) for r in resolved]
         inputs = [
             engine.Input(
-                s.table, s.rows, r.spec.event_timestamp_field, values_of(registry, r.message)
+                s.table,
+                not_before(s.rows, r.spec.event_timestamp_field, self.min_rowtime),
+                r.spec.event_timestamp_field,
+                values_of(registry, r.message),
             )
             for s, r in zip(streams, resolved, strict=True)
         ]

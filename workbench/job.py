@@ -202,7 +202,7 @@ class StreamingJob:
         ``available_now``, until every query has processed what was there."""
         if not self.queries:
             self.start()
-        restore = _on_signals(self._stopping.set) if handle_signals else None
+        restore = on_signals(self._stopping.set) if handle_signals else None
         deadline = None if duration_s is None else time.monotonic() + duration_s
         try:
             while not self._stopping.wait(0.5):
@@ -289,7 +289,7 @@ def _wait_idle(query: StreamingQuery, timeout_s: float = 120.0) -> None:
         time.sleep(0.2)
 
 
-def _on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:
+def on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:
     if threading.current_thread() is not threading.main_thread():
         return None
     previous = {

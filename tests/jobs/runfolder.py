@@ -61,6 +61,13 @@ class Process:
             time.sleep(0.5)
         raise AssertionError(f"timed out waiting for {what}:\n" + self.log()[-3000:])
 
+    def exit_code(self, timeout_s: float) -> int:
+        """Wait for the process to end by itself (killed if it does not)."""
+        try:
+            return self.proc.wait(timeout_s)
+        finally:
+            self.kill()
+
     def stop(self, timeout_s: float = 120) -> int:
         self.run.request_stop()
         return self.proc.wait(timeout_s)

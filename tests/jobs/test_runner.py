@@ -87,10 +87,7 @@ def test_bad_sql_fails_with_the_error_in_exit_json_and_log(kafka_broker, tmp_pat
     spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [], sql="SELECT nope FROM booking")
     run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
     job = Process(run)
-    try:
-        assert job.proc.wait(180) == 1
-    finally:
-        job.kill()
+    assert job.exit_code(180) == 1
     end = run.read_exit()
     assert end["code"] == 1 and end["reason"] == "failed"
     assert "Unknown column 'nope'" in end["error"] and "\n" not in end["error"].split(".")[0]
@@ -104,10 +101,7 @@ def test_a_held_lease_exits_3_at_once(kafka_broker, tmp_path):
     with Lease(tmp_path / "checkpoint").acquire("other-run"):
         run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
         job = Process(run)
-        try:
-            assert job.proc.wait(60) == 3
-        finally:
-            job.kill()
+        assert job.exit_code(60) == 3
     end = run.read_exit()
     assert end["code"] == 3 and "other-run" in end["error"]
     assert "in use by another driver" in job.log()

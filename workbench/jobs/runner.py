@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import threading
 import time
@@ -129,10 +128,12 @@ class Runner:
 
     # --- the run ---
     def run(self) -> int:
+        from workbench.job import on_signals
+
         config = self.dir.read_run_config()
         self.beat()
         threading.Thread(target=self._beating, args=(config.heartbeat_s,), daemon=True).start()
-        restore = _on_signals(self._stop.set)
+        restore = on_signals(self._stop.set)
         lease = Lease(config.checkpoint)
         try:
             code, error = self._run(config, lease), None
@@ -141,7 +142,8 @@ class Runner:
         except Exception as err:  # noqa: BLE001 - every failure ends the run with its reason
             code, error = EXIT_FAILED, self._paragraph(err)
         finally:
-            restore()
+            if restore:
+                restore()
         self._finish(lease)
         if error is not None:
             self.say(f"error: {error}")
@@ -217,18 +219,6 @@ class Runner:
         job = self.job
         where = f"dagger '{job.spec.name}' (checkpoint {job.checkpoint}) stopped: " if job else ""
         return self.mask(f"{where}{text.rstrip('.')}.")
-
-
-def _on_signals(handler: Callable[[], None]) -> Callable[[], None]:
-    previous = {
-        sig: signal.signal(sig, lambda *_: handler()) for sig in (signal.SIGINT, signal.SIGTERM)
-    }
-
-    def restore() -> None:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-    return restore
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,7 +56,7 @@ def test_composer_yaml_with_the_notebooks_name_is_refused_before_spark_starts(
         assert result.returncode == 1
         [line] = result.stderr.splitlines()  # Spark never started: no JVM line at all
         assert line.startswith(f"error: checkpoint {checkpoint} cannot run this spec: ")
-        assert "the SQL (or event time, watermark or emit mode) changed" in line
+        assert "the SQL (or event time, emit mode or deduplication) changed" in line
         assert "--checkpoint NEW_DIR" in line and "new generation" in line
     finally:
         shutil.rmtree(checkpoint, ignore_errors=True)
@@ -86,10 +86,12 @@ def test_other_dagger_streams_or_cluster_are_refused(spark, kafka_broker, topic,
     (checkpoint / checkpoints.MANIFEST).write_text(json.dumps(manifest))
     assert "read from Kafka cluster another-cluster-id" in refusal(spec)
 
-    # Settings that do not change the plan keep the checkpoint: triggers, sinks, offsets.
+    # Settings that keep the state layout keep the checkpoint: triggers, sinks, offsets,
+    # the watermark delay.
     manifest["clusters"] = {"booking": None}
     (checkpoint / checkpoints.MANIFEST).write_text(json.dumps(manifest))
-    calm = spec.model_copy(update={"trigger_interval": "5s", "sinks": []})
+    calm = spec.model_copy(update={"trigger_interval": "5s", "sinks": [], "watermark_delay": "20s"})
+    assert checkpoints.spec_hash(calm) == checkpoints.spec_hash(spec)
     StreamingJob(calm, spark, available_now=True, emit=None).run()
 
 

@@ -5,7 +5,8 @@ itself only notices a different query when the state it expects is missing (a lo
 trace, e.g. ``BATCH_METADATA_NOT_FOUND``), or not at all: an edited stateless query
 silently continues from the old offsets. So every checkpoint carries
 ``dagger-checkpoint.json``: the dagger's name, a hash of what shapes the query's plan
-(SQL, streams, event time, watermark, emit mode), the streams (table, message,
+(SQL, streams, event time, emit mode, deduplication; not the watermark delay, which
+Spark may change on a restart without touching the state's layout), the streams (table, message,
 topics or pattern), each stream's Kafka cluster id, the workbench version and when it
 was made. :func:`check` compares it with the spec about to run and refuses a
 mismatch in one :class:`CheckpointMismatchError` that says what to do.
@@ -61,8 +62,9 @@ def stream_identity(stream: StreamSpec) -> dict[str, Any]:
 
 
 def spec_hash(spec: DaggerSpec) -> str:
-    """A hash of what shapes the streaming plan and its state (not sinks, triggers or start
-    offsets)."""
+    """A hash of what shapes the streaming plan and its state layout: equal hashes may share
+    a checkpoint. Sinks, triggers, start offsets, parallelism, the description and the
+    watermark delay are left out (a restart with a new delay keeps the state)."""
     shape = {
         "sql": spec.sql.strip(),
         "streams": [
@@ -74,7 +76,6 @@ def spec_hash(spec: DaggerSpec) -> str:
             for s in spec.streams
         ],
         "rowtime_attribute": spec.rowtime_attribute,
-        "watermark_delay_ms": spec.watermark_delay_ms,
         "emit": spec.emit,
         "deduplicate": spec.deduplicate.model_dump() if spec.deduplicate else None,
     }
@@ -163,7 +164,7 @@ def differences(found: Manifest, wanted: Manifest) -> list[str]:
             )
     if found.spec_hash != wanted.spec_hash and found.streams == wanted.streams:
         problems.append(
-            "the SQL (or event time, watermark or emit mode) changed since it was made "
+            "the SQL (or event time, emit mode or deduplication) changed since it was made "
             f"(spec hash {found.spec_hash}, now {wanted.spec_hash})"
         )
     return problems

@@ -198,3 +198,32 @@ class CheckpointMismatchError(WorkbenchError):
 
 class SinkGenerationError(SinkError):
     """A query writing into a sink log that a newer query (checkpoint) has written since."""
+
+
+class SecretError(WorkbenchError):
+    """A ``${env:NAME}`` or ``${file:PATH}`` reference in a spec that cannot be resolved;
+    ``reference`` is the reference's text. The message never holds a secret's value."""
+
+    def __init__(self, reference: str, problem: str):
+        self.reference = reference
+        super().__init__(f"secret {reference}: {problem}")
+
+
+class LeaseHeldError(WorkbenchError):
+    """Another live driver holds the checkpoint's lease; ``holder`` is what it wrote there
+    (pid, host, run_id, since)."""
+
+    def __init__(self, checkpoint: str, holder: dict):
+        self.checkpoint, self.holder = checkpoint, holder
+        keys = ("run_id", "pid", "host", "since")
+        who = ", ".join(f"{k} {holder[k]}" for k in keys if k in holder)
+        super().__init__(
+            f"checkpoint {checkpoint} is in use by another driver ({who or 'holder unknown'}): "
+            "two drivers must never write one checkpoint. Stop that run first, or wait for "
+            "it to exit."
+        )
+
+
+class HandoffError(WorkbenchError):
+    """An old checkpoint a new version cannot continue from (no committed batch, or its
+    offsets name no topic of the new spec's streams)."""

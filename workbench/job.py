@@ -24,6 +24,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,8 +76,12 @@ class StreamingJob:
         checkpoint: str | Path | None = None,
         available_now: bool = False,
         emit: Callable[[str], None] | None = print,
+        min_rowtime: datetime | None = None,
     ):
         self.spec = spec
+        #: rows of an earlier event time are dropped before the SQL (a version handoff,
+        #: :mod:`workbench.jobs.handoff`)
+        self.min_rowtime = min_rowtime
         self.checkpoint = Path(checkpoint or spec.checkpoint or default_checkpoint(spec.name))
         self.available_now = available_now
         self.emit = emit
@@ -127,6 +132,7 @@ class StreamingJob:
     def plan(self) -> DataFrame:
         """The dagger's result, streaming; each stream's dead letters are observed in it
         (:func:`workbench.deadletters.observed`)."""
+        from workbench.rowtime import not_before
         from workbench.sources.kafka import open_stream
         from workbench.sql.enums import values_of
         from workbench.streams import resolve
@@ -136,7 +142,10 @@ class StreamingJob:
         streams = [open_stream(self.spark, r, registry) for r in resolved]
         inputs = [
             engine.Input(
-                s.table, s.rows, r.spec.event_timestamp_field, values_of(registry, r.message)
+                s.table,
+                not_before(s.rows, r.spec.event_timestamp_field, self.min_rowtime),
+                r.spec.event_timestamp_field,
+                values_of(registry, r.message),
             )
             for s, r in zip(streams, resolved, strict=True)
         ]
@@ -207,7 +216,7 @@ class StreamingJob:
         ``available_now``, until every query has processed what was there."""
         if not self.queries:
             self.start()
-        restore = _on_signals(self._stopping.set) if handle_signals else None
+        restore = on_signals(self._stopping.set) if handle_signals else None
         deadline = None if duration_s is None else time.monotonic() + duration_s
         try:
             while not self._stopping.wait(0.5):
@@ -297,7 +306,7 @@ def _wait_idle(query: StreamingQuery, timeout_s: float = 120.0) -> None:
         time.sleep(0.2)
 
 
-def _on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:
+def on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:
     if threading.current_thread() is not threading.main_thread():
         return None
     previous = {

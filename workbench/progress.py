@@ -8,7 +8,9 @@ micro-batch gets a line, also one whose records all failed to decode (0 rows).
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +33,12 @@ class Totals:
     rows_skipped: dict[str, int] = field(default_factory=dict)
     batches: int = 0
     watermark: str | None = None
+    last_write_at: float | None = None  # epoch seconds of the last write of 1+ rows
 
     def add_written(self, sink: str, rows: int, skipped: int = 0) -> None:
         self.rows_written[sink] = self.rows_written.get(sink, 0) + rows
+        if rows:
+            self.last_write_at = time.time()
         if skipped:
             self.rows_skipped[sink] = self.rows_skipped.get(sink, 0) + skipped
 
@@ -61,6 +66,7 @@ class BatchReport:
     duration_ms: int
     watermark: str | None
     late_rows: int
+    offsets_behind: int | None = None  # Kafka records after the batch's end offsets
 
     def line(self, totals: Totals) -> str:
         watermark = (self.watermark or "-").replace(".000Z", "Z")
@@ -96,7 +102,33 @@ def report(progress: Any) -> BatchReport:
         duration_ms=int((progress.durationMs or {}).get("triggerExecution", 0)),
         watermark=watermark,
         late_rows=late,
+        offsets_behind=offsets_behind(json.loads(progress.json).get("sources") or []),
     )
+
+
+def offsets_behind(sources: list[dict[str, Any]]) -> int | None:
+    """Records published but not yet read: each Kafka partition's ``latestOffset`` minus
+    the batch's ``endOffset``, summed over partitions (a partition scanned twice counts
+    once). None when no source reports Kafka offsets."""
+    behind: dict[tuple[str, str], int] = {}
+    for source in sources:
+        latest, end = _offsets(source.get("latestOffset")), _offsets(source.get("endOffset"))
+        for topic, partitions in latest.items():
+            for partition, offset in partitions.items():
+                done = end.get(topic, {}).get(partition)
+                if isinstance(offset, int) and isinstance(done, int):
+                    behind[(topic, partition)] = max(offset - done, 0)
+    return sum(behind.values()) if behind else None
+
+
+def _offsets(value: Any) -> dict[str, dict[str, Any]]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    ok = isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+    return value if ok else {}
 
 
 class ProgressListener(StreamingQueryListener):

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from workbench.exceptions import UnknownNameError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pyspark.sql import Column, DataFrame
 
 
@@ -50,3 +52,12 @@ def with_rowtime(df: DataFrame, field: str, rowtime: str = "rowtime") -> DataFra
     (milliseconds, :func:`rowtime_of`) beside it."""
     # both computed from the original field; if they share a name, the rowtime wins
     return df.withColumns({field: event_time(df, field), rowtime: rowtime_of(df, field)})
+
+
+def not_before(df: DataFrame, field: str, moment: datetime | None) -> DataFrame:
+    """``df`` without the rows whose rowtime is before ``moment`` (None: all rows)."""
+    if moment is None:
+        return df
+    from pyspark.sql import functions as F
+
+    return df.where(rowtime_of(df, field) >= F.lit(moment))

@@ -1,0 +1,107 @@
+"""The job process end to end: a run folder, the runner as a real subprocess on the session
+broker, InfluxDB as the sink.
+
+It heartbeats RUNNING with metrics, writes a progress line per batch and stops gracefully
+on STOP (exit.json code 0); a bad SQL ends with code 1 and the error in exit.json and the
+log; a held lease ends with code 3; a planted secret reaches the sink and no file of the
+run folder.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from geo_reference import surge_windows
+from readback import influxql
+from runfolder import Process, make_run
+from streaming import closed, influx_v1_rows, new_topic, publish_events, surge_spec
+
+from workbench.jobs.lease import Lease
+from workbench.jobs.metrics import KEYS
+
+
+def test_runs_reports_and_stops_and_keeps_the_secret(kafka_broker, influxdb_v1, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "runner")
+    sent = publish_events(bootstrap, topic, 2400)
+    database = f"planted-secret-{uuid.uuid4().hex}"  # the secret: only the sink may see it
+    password = f"pw-{uuid.uuid4().hex}"
+    influxql(influxdb_v1, f'CREATE DATABASE "{database}"')
+    secret_file = tmp_path / "secret-db"
+    secret_file.write_text(database + "\n")
+    sink = {
+        "type": "influx",
+        "api": 1,
+        "url": influxdb_v1.url,
+        "database": f"${{file:{secret_file}}}",
+        "username": "dagger",
+        "password": "${env:WB_TEST_INFLUX_PASSWORD}",
+        "measurement": "surge",
+    }
+    spec = surge_spec(bootstrap, topic, tmp_path, [sink])
+    run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
+    job = Process(run, env={"WB_TEST_INFLUX_PASSWORD": password})
+    expected = closed(surge_windows(sent.events), sent.events)
+    try:
+        beat = job.wait_for(
+            lambda: (b := run.read_heartbeat()) and b["state"] == "RUNNING" and b, 120, "RUNNING"
+        )
+        assert beat["pid"] == job.proc.pid and beat["started_at"] <= beat["time"]
+
+        def complete():
+            return len(influx_v1_rows(influxdb_v1, {**sink, "database": database})) >= len(expected)
+
+        job.wait_for(complete, 180, "every closed window in InfluxDB")
+
+        def reported():
+            beat = run.read_heartbeat()
+            done = beat["metrics"]["last_sink_write_at"] and beat["metrics"]["watermark"]
+            return done and beat["metrics"]["records"] == len(sent.events) and beat
+
+        beat = job.wait_for(reported, 30, "metrics of the batches")
+        assert job.stop() == 0, job.log()[-3000:]
+    finally:
+        job.kill()
+
+    metrics = beat["metrics"]
+    assert tuple(metrics) == KEYS
+    assert metrics["records"] == len(sent.events) and metrics["batches"] >= 1
+    assert metrics["offsets_behind_latest"] == 0 and metrics["watermark"]
+    progress = run.tail_progress(200)
+    assert progress and sum(p["input_rows"] for p in progress) == len(sent.events)
+    assert {"batch", "input_rate", "offsets_behind", "time"} <= set(progress[-1])
+    assert run.read_exit()["code"] == 0 and run.read_exit()["reason"] == "stopped"
+    assert influx_v1_rows(influxdb_v1, {**sink, "database": database}) == expected
+    log = job.log()
+    assert "stopped:" in log and "] batch " in log
+    assert "influx v1 " in log and "***/surge" in log  # the sink named, its database masked
+    for path in run.path.rglob("*"):  # the planted secrets are in no file of the run
+        if path.is_file():
+            data = path.read_bytes()
+            assert database.encode() not in data and password.encode() not in data, path
+    assert "${env:WB_TEST_INFLUX_PASSWORD}" in run.spec_file.read_text()
+
+
+def test_bad_sql_fails_with_the_error_in_exit_json_and_log(kafka_broker, tmp_path):
+    topic = new_topic(kafka_broker.bootstrap, "runner-bad")
+    spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [], sql="SELECT nope FROM booking")
+    run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
+    job = Process(run)
+    assert job.exit_code(180) == 1
+    end = run.read_exit()
+    assert end["code"] == 1 and end["reason"] == "failed"
+    assert "Unknown column 'nope'" in end["error"] and "\n" not in end["error"].split(".")[0]
+    assert "Unknown column 'nope'" in job.log()
+    assert not Lease.is_held(tmp_path / "checkpoint")
+
+
+def test_a_held_lease_exits_3_at_once(kafka_broker, tmp_path):
+    topic = new_topic(kafka_broker.bootstrap, "runner-lease")
+    spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [])
+    with Lease(tmp_path / "checkpoint").acquire("other-run"):
+        run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
+        job = Process(run)
+        assert job.exit_code(60) == 3
+    end = run.read_exit()
+    assert end["code"] == 3 and "other-run" in end["error"]
+    assert "in use by another driver" in job.log()

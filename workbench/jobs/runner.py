@@ -1,0 +1,234 @@
+"""One job process: ``python -m workbench.jobs.runner RUN_DIR``.
+
+The supervisor prepares the run folder (:mod:`workbench.jobs.rundir`) and spawns this in
+its own process group. The runner:
+
+1. reads ``run.json`` and ``spec.yaml``; checks the spec as written, then resolves its
+   secrets (:mod:`workbench.secrets`) in memory only: no resolved value is printed,
+   logged or written (each line it prints is masked too);
+2. applies the version handoff (:mod:`workbench.jobs.handoff`): each stream's
+   ``starting_offsets`` and the ``min_rowtime`` floor (they matter only for a new
+   checkpoint: a restart continues from the checkpoint's offsets);
+3. takes the checkpoint lease (:mod:`workbench.jobs.lease`): held by another live
+   driver means exit code 3 at once;
+4. starts the dagger as a :class:`~workbench.job.StreamingJob` on the run's Spark master
+   with ``spec.spark_conf``, the JVM's output into the run's ``log``;
+5. writes ``heartbeat.json`` every ``heartbeat_s`` and after each micro-batch (state
+   STARTING, RUNNING, STOPPING, with :mod:`~workbench.jobs.metrics`) and one
+   ``progress.jsonl`` line per micro-batch;
+6. stops after the current micro-batch when ``STOP`` appears or on SIGTERM/SIGINT, and
+   writes ``exit.json``: code 0 (stopped) or 1 (failed, with the error in one paragraph,
+   as ``workbench run`` prints it; the trace goes to the log).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from workbench import secrets
+from workbench.exceptions import LeaseHeldError, SpecError, WorkbenchError
+from workbench.jobs import metrics
+from workbench.jobs.lease import Lease
+from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
+
+if TYPE_CHECKING:
+    from workbench.job import StreamingJob
+    from workbench.progress import BatchReport
+    from workbench.spec import DaggerSpec
+
+POLL_S = 0.5
+
+
+def load_spec(text: str, source: str) -> tuple[DaggerSpec, Callable[[str], str]]:
+    """The spec with its secrets resolved, and a function masking their values.
+
+    The spec is validated as written first, so a mistake is reported with the reference
+    text; a value that only fails once resolved is reported masked."""
+    from workbench import spec as spec_module
+
+    data = yaml.safe_load(text)
+    spec_module.parse(data, source)
+    for ref in secrets.references(text):
+        secrets.check(ref)
+    found: dict[str, str] = {}
+    resolved = secrets.resolve(data, found)
+    mask = secrets.redact(found.values())
+    try:
+        return spec_module.parse(resolved, source), mask
+    except SpecError as err:
+        raise WorkbenchError(mask(str(err))) from None
+
+
+def apply_handoff(
+    spec: DaggerSpec, handoff: dict[str, Any] | None
+) -> tuple[DaggerSpec, datetime | None]:
+    """The spec with each stream's handed-off starting offsets, and the rowtime floor."""
+    if not handoff:
+        return spec, None
+    offsets = handoff.get("starting_offsets") or {}
+    streams = [
+        s.model_copy(update={"starting_offsets": offsets[s.table]}) if s.table in offsets else s
+        for s in spec.streams
+    ]
+    floor = handoff.get("min_rowtime")
+    moment = datetime.fromisoformat(floor.replace("Z", "+00:00")) if floor else None
+    return spec.model_copy(update={"streams": streams}), moment
+
+
+class Runner:
+    """One run of a job version in this process (see the module docstring)."""
+
+    def __init__(self, run_dir: RunDir):
+        self.dir = run_dir
+        self.started_at = time.time()
+        self.state = "STARTING"
+        self.mask: Callable[[str], str] = lambda text: text
+        self.job: StreamingJob | None = None
+        self._last: BatchReport | None = None
+        self._last_at: float | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._done = threading.Event()
+
+    # --- output ---
+    def say(self, line: str) -> None:
+        print(self.mask(line), flush=True)
+
+    def metrics(self) -> dict[str, Any]:
+        from workbench.progress import Totals
+
+        totals = self.job.totals if self.job is not None else Totals()
+        return metrics.snapshot(self._last, totals, self._last_at)
+
+    def beat(self) -> None:
+        with self._lock:
+            self.dir.write_heartbeat(self.state, self.started_at, self.metrics())
+
+    def _beating(self, every_s: float) -> None:
+        while not self._done.wait(every_s):
+            self.beat()
+
+    def on_batch(self, report: BatchReport) -> None:
+        now = time.time()
+        self._last, self._last_at = report, now
+        with self._lock:
+            self.dir.append_progress(metrics.record(report, now))
+        self.beat()
+
+    # --- the run ---
+    def run(self) -> int:
+        from workbench.job import on_signals
+
+        config = self.dir.read_run_config()
+        self.beat()
+        threading.Thread(target=self._beating, args=(config.heartbeat_s,), daemon=True).start()
+        restore = on_signals(self._stop.set)
+        lease = Lease(config.checkpoint)
+        try:
+            code, error = self._run(config, lease), None
+        except LeaseHeldError as err:
+            code, error = EXIT_LEASE_HELD, str(err)
+        except Exception as err:  # noqa: BLE001 - every failure ends the run with its reason
+            code, error = EXIT_FAILED, self._paragraph(err)
+        finally:
+            if restore:
+                restore()
+        self._finish(lease)
+        if error is not None:
+            self.say(f"error: {error}")
+        reason = "stopped" if code == EXIT_STOPPED else "failed"
+        self.dir.write_exit(code, reason, None if error is None else self.mask(error))
+        return code
+
+    def _run(self, config: RunConfig, lease: Lease) -> int:
+        spec, self.mask = load_spec(self.dir.read_spec_yaml(config), str(self.dir.spec_file))
+        spec, floor = apply_handoff(spec, config.handoff)
+        lease.acquire(config.run_id)
+        if self._stop_asked():
+            return EXIT_STOPPED
+        job = self._start(spec, config, floor)
+        self.state = "RUNNING"
+        self.beat()
+        self.say(f"run {config.run_id}: dagger '{spec.name}' v{config.version} running")
+        while not self._stop.wait(POLL_S):
+            job.poll()
+            if self._stop_asked():
+                break
+        self.state = "STOPPING"
+        self.beat()
+        self.say("stopping after the current micro-batch")
+        job.stop()
+        job.poll()
+        totals = job.totals
+        self.say(
+            f"stopped: {totals.records_read:,} records read, {totals.late_rows:,} late, "
+            f"{totals.dead_letters:,} dead letters; rows written: {totals.written_summary()}"
+        )
+        return EXIT_STOPPED
+
+    def _stop_asked(self) -> bool:
+        return self._stop.is_set() or self.dir.stop_requested()
+
+    def _start(self, spec: DaggerSpec, config: RunConfig, floor: datetime | None) -> StreamingJob:
+        from workbench import jvm_log
+        from workbench.job import QUERY, StreamingJob
+        from workbench.spark import session
+
+        jvm_log.to_file(self.dir.log)
+        spark = session(
+            master=config.spark_master, app_name=f"dagger-{spec.name}", conf=spec.spark_conf
+        )
+        self.job = StreamingJob(
+            spec, spark, checkpoint=config.checkpoint, emit=self.say, min_rowtime=floor
+        )
+        spark.streams.addListener(metrics.listener(f"{spec.name}:{QUERY}", self.on_batch))
+        self.say(
+            f"run {config.run_id}: starting dagger '{spec.name}' v{config.version}, checkpoint "
+            f"{config.checkpoint}" + (f", rows from {floor.isoformat()}" if floor else "")
+        )
+        return self.job.start()
+
+    def _finish(self, lease: Lease) -> None:
+        self._done.set()
+        if self.job is not None and self.job.queries:
+            with contextlib.suppress(Exception):  # already failing: the first error is reported
+                self.job.stop(graceful=False)
+        lease.release()
+
+    def _paragraph(self, err: BaseException) -> str:
+        from workbench.job import JobFailedError
+        from workbench.spark_errors import summary, text_of
+
+        trace = "".join(traceback.format_exception(err))
+        print(self.mask(trace), flush=True)  # the whole story stays in the log
+        if isinstance(err, JobFailedError | WorkbenchError):
+            text = str(err)
+        else:
+            text = summary(text_of(err))
+        job = self.job
+        where = f"dagger '{job.spec.name}' (checkpoint {job.checkpoint}) stopped: " if job else ""
+        return self.mask(f"{where}{text.rstrip('.')}.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m workbench.jobs.runner RUN_DIR", file=sys.stderr)
+        return 2
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    return Runner(RunDir(Path(args[0]).resolve())).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -211,9 +211,18 @@ def test_a_held_lease_backs_off_without_a_second_driver(supervised, tmp_path):
     assert sum(1 for r in runs(service) if r.ended_at is None) == 1
 
 
-def test_one_supervisor_per_state_folder(supervised, make_service):
-    supervised()
-    assert not make_service().start_supervisor()
+def test_one_supervisor_per_state_folder_and_a_standby_takes_over(supervised, make_service):
+    first = supervised()
+    submit(first)
+    pid = status_is(first, "surge", "RUNNING")["run"]["pid"]
+    second = make_service(tick_s=0.1, heartbeat_s=0.2, policy=FAST)
+    assert not second.start_supervisor() and not second.supervising
+    first.stop_supervisor()
+    wait_for(lambda: second.supervising, what="the standby to take over")
+    wait_for(lambda: "reattach" in actions(second), what="a reattach event")
+    second.stop(second.principal("bob"), "surge")
+    status_is(second, "surge", "STOPPED")
+    assert [r.pid for r in runs(second)] == [pid]
 
 
 def _serve(state: Path, database_url: str) -> subprocess.Popen:

@@ -36,15 +36,19 @@ class JobService:
 
     # -- supervision ------------------------------------------------------------------
     def start_supervisor(self) -> bool:
-        """Run the reconcile loop in a thread; False when another process supervises."""
+        """Run the reconcile loop in a thread; False while another process supervises this
+        state (this one then stands by and takes over when that process ends)."""
         from workbench.jobs.supervisor import Supervisor
 
         if self._supervisor is None:
-            supervisor = Supervisor(self.config, self.db)
-            if not supervisor.start():
-                return False
-            self._supervisor = supervisor
-        return True
+            self._supervisor = Supervisor(self.config, self.db)
+            return bool(self._supervisor.start())
+        return self.supervising
+
+    @property
+    def supervising(self) -> bool:
+        """Whether this process supervises the jobs now."""
+        return self._supervisor is not None and self._supervisor.supervising
 
     def stop_supervisor(self) -> None:
         """Stop the reconcile loop (the jobs keep running; a new supervisor re-attaches)."""

@@ -94,7 +94,9 @@ def test_a_job_runs_in_its_own_process_group_and_stops_gracefully(supervised):
     [run] = runs(service)
     assert (run.exit_code, run.end_reason) == (0, "stopped") and run.ended_at is not None
     assert not procs.alive(pid, run.run_dir) and job["run"] is None
-    assert actions(service) == ["submit", "spawn", "stop", "stop-requested", "run-stopped"]
+    assert actions(service) == [
+        "submit", "spawn", "running", "stop", "stop-requested", "run-stopped"
+    ]  # fmt: skip
 
 
 def test_a_crashing_job_backs_off_and_fails_after_max_failures(supervised):
@@ -185,6 +187,7 @@ def test_lagging_when_offsets_behind_pass_the_threshold(supervised):
     submit(service, description="lag:500")
     job = status_is(service, "surge", "LAGGING")
     assert job["metrics"]["offsets_behind_latest"] == 500
+    assert "lagging" in actions(service) and "running" not in actions(service)
 
 
 def test_a_hung_run_is_killed_and_retried(supervised):

@@ -164,7 +164,10 @@ class Supervisor:
                 add_event(s, job.id, ACTOR, "hung", run=run.run_id, error=why)
             self._kill(run, why)
             return
-        job.status = self._status(beat)
+        status = self._status(beat)
+        if status != job.status and status in ("RUNNING", "LAGGING"):
+            add_event(s, job.id, ACTOR, status.lower(), run=run.run_id)
+        job.status = status
         healthy = now() - run.started_at >= timedelta(seconds=self.policy.healthy_after_s)
         if job.status in ("RUNNING", "LAGGING") and job.failures and healthy:
             add_event(s, job.id, ACTOR, "healthy", run=run.run_id, cleared=job.failures)

@@ -179,3 +179,16 @@ class CheckpointMismatchError(WorkbenchError):
 
 class SinkGenerationError(SinkError):
     """A query writing into a sink log that a newer query (checkpoint) has written since."""
+
+
+class ServiceRequestError(WorkbenchError):
+    """The job service refused a request with an error this client has no class for;
+    ``status`` is the HTTP status, ``kind`` the server's error type."""
+
+    def __init__(self, status: int, kind: str, message: str):
+        self.status, self.kind = status, kind
+        super().__init__(message)
+
+
+class ServiceUnreachableError(WorkbenchError):
+    """No job service answers at the URL given, or the embedded one did not start."""

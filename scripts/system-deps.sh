@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Debian packages the workbench needs: a JDK (javac builds the UDF jar) and Maven (fetches
 # jars). With the argument `test`, also the time-series servers the tests run: InfluxDB 1.x
-# and VictoriaMetrics, and Debian's Chromium (the dashboard and map tests drive it headless
-# through Playwright). Installs only what is missing, so it is quick when everything is there.
+# and VictoriaMetrics, Debian's Chromium (the dashboard and map tests drive it headless
+# through Playwright) and PostgreSQL (the job service's database tests start a server).
+# Installs only what is missing, so it is quick when everything is there.
 set -euo pipefail
 
 case "${1:-}" in
@@ -17,6 +18,7 @@ if [ "${1:-}" = "test" ]; then
   command -v influxd >/dev/null 2>&1 || need+=(influxdb)
   command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

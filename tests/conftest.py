@@ -8,7 +8,13 @@ import pytest
 
 os.environ.setdefault("WORKBENCH_SPARK_MASTER", "local[2]")
 
-pytest_plugins = ["services_kafka", "services_timeseries", "services_kernel", "services_browser"]
+pytest_plugins = [
+    "services_kafka",
+    "services_timeseries",
+    "services_kernel",
+    "services_browser",
+    "services_postgres",
+]
 
 
 @pytest.fixture(scope="session")

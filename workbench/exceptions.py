@@ -181,6 +181,48 @@ class SinkGenerationError(SinkError):
     """A query writing into a sink log that a newer query (checkpoint) has written since."""
 
 
+class JobServiceError(WorkbenchError):
+    """A request the job service refuses; ``status`` is the HTTP status it answers with
+    (400: the request itself is wrong)."""
+
+    status = 400
+
+
+class JobNotFoundError(JobServiceError):
+    """No such job, or a job of a team the user is not in (a read answers as if it did not
+    exist, so other teams' job names do not leak)."""
+
+    status = 404
+
+    def __init__(self, ref: object):
+        self.ref = ref
+        super().__init__(
+            f"No job '{clip(ref)}' that you can see. `workbench jobs list` shows your teams' "
+            "jobs; ask an admin if the job belongs to another team."
+        )
+
+
+class JobForbiddenError(JobServiceError):
+    """An action on a job (or a submission for a team) the user's teams do not allow."""
+
+    status = 403
+
+    def __init__(self, user: str, teams: Iterable[str], what: str, team: str):
+        self.user, self.teams, self.team = user, sorted(teams), team
+        mine = ", ".join(self.teams) if self.teams else "no team"
+        super().__init__(
+            f"User '{clip(user)}' (teams: {mine}) may not {what}: it belongs to team "
+            f"'{clip(team)}'. Ask an admin to add you to team '{clip(team)}' in the teams "
+            "file, or ask one of its members to do it."
+        )
+
+
+class JobConflictError(JobServiceError):
+    """A request that contradicts the job's state (for example a name taken by another
+    team's job)."""
+
+    status = 409
+
 class ServiceRequestError(WorkbenchError):
     """The job service refused a request with an error this client has no class for;
     ``status`` is the HTTP status, ``kind`` the server's error type."""

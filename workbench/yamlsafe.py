@@ -41,16 +41,21 @@ def read_yaml(path: str | Path, what: str = "spec") -> Any:
     """The data in the YAML file at ``path``; a :class:`SpecError` naming the file when
     it is missing, a folder, not UTF-8, not YAML, or too large once aliases expand."""
     path = Path(path)
-    text = _read_text(path, what)
+    return load_text(_read_text(path, what), str(path))
+
+
+def load_text(text: str, source: str | None = None) -> Any:
+    """The data in YAML ``text`` (the same caps as :func:`read_yaml`); a
+    :class:`SpecError` naming ``source`` when it is not YAML or too large."""
     loader = _CountingLoader(text)
     try:
         data = loader.get_single_data()
         if expanded_size(data) > MAX_NODES:
             raise _TooLarge(f"it expands to more than {MAX_NODES:,} values")
     except _TooLarge as err:
-        raise SpecError("(file)", f"too large: {err}; write the values out", str(path)) from None
+        raise SpecError("(file)", f"too large: {err}; write the values out", source) from None
     except yaml.YAMLError as err:
-        raise SpecError("(file)", f"not valid YAML: {_yaml_problem(err)}", str(path)) from None
+        raise SpecError("(file)", f"not valid YAML: {_yaml_problem(err)}", source) from None
     finally:
         loader.dispose()
     return data

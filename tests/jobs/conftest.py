@@ -1,0 +1,32 @@
+"""Fixtures of the job service's tests: every database test runs on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from jobkit import kill_runs, make_config
+
+from workbench.jobs.service import JobService
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'state' / 'workbench.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def make_service(tmp_path, database_url):
+    """``make_service(teams=None, **config)``: a JobService on the test's database."""
+    made: list[JobService] = []
+
+    def make(teams=None, **extra) -> JobService:
+        service = JobService(make_config(tmp_path / "state", database_url, teams, **extra))
+        made.append(service)
+        return service
+
+    yield make
+    for service in made:
+        service.stop_supervisor()
+        kill_runs(service)
+        service.close()

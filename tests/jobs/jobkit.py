@@ -1,0 +1,77 @@
+"""Helpers for the job service's tests: specs, teams files, services on a database."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from workbench.jobs.config import ServiceConfig
+from workbench.jobs.service import JobService
+
+FAKE_RUNNER = Path(__file__).resolve().parent / "fixtures" / "fake_runner.py"
+SQL = "SELECT * FROM booking"
+
+
+def spec_yaml(name: str = "surge", sql: str = SQL, **extra) -> str:
+    """A valid spec's YAML (``description`` tells the stand-in runner how to behave)."""
+    data = {
+        "name": name,
+        "streams": [
+            {
+                "table": "booking",
+                "message": "esb.booking.BookingLogMessage",
+                "bootstrap_servers": "127.0.0.1:1",
+                "topics": ["bookings"],
+                "kafka_options": {"kafka.sasl.jaas.config": "${env:WB_TEST_JAAS}"},
+            }
+        ],
+        "sql": sql,
+        **extra,
+    }
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def teams_file(folder: Path) -> Path:
+    path = folder / "teams.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {"admins": ["root"], "teams": {"pricing": ["bob", "carol"], "supply": ["dave"]}}
+        )
+    )
+    return path
+
+
+def make_config(
+    state: Path, database_url: str, teams: Path | None = None, **extra
+) -> ServiceConfig:
+    extra.setdefault("runner_command", [sys.executable, str(FAKE_RUNNER)])
+    return ServiceConfig(state_dir=state, database_url=database_url, teams_file=teams, **extra)
+
+
+def kill_runs(service: JobService) -> None:
+    """SIGKILL every process group a run of ``service`` may have left."""
+    from sqlalchemy import select
+
+    from workbench.jobs.db import Run
+
+    with service.db.session() as s:
+        pids = [r.pid for r in s.scalars(select(Run)) if r.pid]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")

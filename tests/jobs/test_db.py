@@ -1,0 +1,80 @@
+"""The job service's database on SQLite and on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from workbench.jobs.db import Event, Job, Run, Version, add_event, migrate, open_database
+
+
+def _job(name: str = "surge") -> Job:
+    return Job(
+        name=name,
+        team="pricing",
+        cluster="local",
+        status="SUBMITTED",
+        desired="running",
+        current_version=1,
+        checkpoint="/tmp/ckpt",
+        created_by="bob",
+    )
+
+
+def test_migrations_make_the_four_tables_and_run_twice(database_url):
+    db = open_database(database_url)
+    migrate(db.engine)  # already at head: nothing to do
+    tables = set(sa.inspect(db.engine).get_table_names())
+    assert {"jobs", "versions", "runs", "events", "alembic_version"} <= tables
+    with db.engine.connect() as c:
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+    db.dispose()
+
+
+def test_rows_round_trip_with_utc_times(database_url):
+    db = open_database(database_url)
+    with db.session() as s:
+        job = _job()
+        s.add(job)
+        s.flush()
+        s.add(Version(job_id=job.id, number=1, spec_yaml="x", spec_hash="h", author="bob",
+                      checkpoint="/c"))  # fmt: skip
+        s.add(Run(job_id=job.id, run_id=f"{job.id}-1", version=1, attempt=1, run_dir="/r",
+                  log_path="/r/log", pid=123))  # fmt: skip
+        add_event(s, job.id, "bob", "submit", version=1)
+    with db.session() as s:
+        job = s.scalars(sa.select(Job)).one()
+        assert job.created_at.tzinfo == UTC
+        assert abs((datetime.now(UTC) - job.created_at).total_seconds()) < 60
+        assert (job.failures, job.restart_token) == (0, 0)
+        assert s.scalars(sa.select(Run)).one().pid == 123
+        event = s.scalars(sa.select(Event)).one()
+        assert (event.actor, event.action, event.detail_json) == ("bob", "submit", '{"version": 1}')
+    db.dispose()
+
+
+def test_job_names_and_version_numbers_are_unique(database_url):
+    db = open_database(database_url)
+    with db.session() as s:
+        s.add(_job())
+    with pytest.raises(IntegrityError), db.session() as s:
+        s.add(_job())
+    with db.session() as s:
+        job_id = s.scalars(sa.select(Job.id)).one()
+        s.add(Version(job_id=job_id, number=1, spec_yaml="x", spec_hash="h", author="b",
+                      checkpoint="/c"))  # fmt: skip
+    with pytest.raises(IntegrityError), db.session() as s:
+        s.add(Version(job_id=job_id, number=1, spec_yaml="y", spec_hash="h", author="b",
+                      checkpoint="/c"))  # fmt: skip
+    db.dispose()
+
+
+def test_sqlite_uses_wal_and_a_busy_timeout(tmp_path):
+    db = open_database(f"sqlite:///{tmp_path / 'sub' / 'w.db'}")
+    with db.engine.connect() as c:
+        assert c.execute(sa.text("PRAGMA journal_mode")).scalar() == "wal"
+        assert c.execute(sa.text("PRAGMA busy_timeout")).scalar() >= 10_000
+    db.dispose()

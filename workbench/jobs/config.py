@@ -1,0 +1,124 @@
+"""The job service's settings: state folder, database, teams, API tokens, clusters, policy.
+
+``$STATE/service.yaml`` (every key optional; relative paths are relative to the file)::
+
+    database_url: postgresql+psycopg://user@host/db   # default sqlite:///$STATE/workbench.db
+    teams_file: teams.yaml          # {admins: [user...], teams: {team: [user...]}}
+    tokens: {TOKEN: user}           # or tokens_file: tokens.yaml
+    clusters: {local: {master: "local[2]"}}
+    policy: {max_failures: 5, backoff_s: 2, ...}
+
+The state folder defaults to ``$WORKBENCH_HOME/service``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from workbench.exceptions import SpecError
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Policy(_Model):
+    """How the supervisor treats a job's runs."""
+
+    max_failures: int = Field(default=5, ge=1)
+    backoff_s: float = Field(default=2.0, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    healthy_after_s: float = Field(default=60.0, ge=0)
+    stop_grace_s: float = Field(default=60.0, ge=0)
+    kill_grace_s: float = Field(default=10.0, ge=0)
+    heartbeat_timeout_s: float = Field(default=30.0, gt=0)
+    lagging_offsets: int = Field(default=100_000, ge=0)
+
+    def backoff(self, failures: int) -> float:
+        """Seconds to wait before the next attempt after ``failures`` failures in a row."""
+        return min(self.backoff_s * 2 ** max(failures - 1, 0), self.backoff_max_s)
+
+
+class Cluster(_Model):
+    master: str = "local[2]"
+    teams: list[str] | None = None  # None: every team may use it
+
+
+def _default_clusters() -> dict[str, Cluster]:
+    return {"local": Cluster()}
+
+
+class ServiceConfig(_Model):
+    state_dir: Path
+    database_url: str = ""
+    teams_file: Path | None = None
+    tokens: dict[str, str] = Field(default_factory=dict)
+    tokens_file: Path | None = None
+    clusters: dict[str, Cluster] = Field(default_factory=_default_clusters)
+    policy: Policy = Field(default_factory=Policy)
+    heartbeat_s: float = Field(default=2.0, gt=0)
+    # Internal: the supervisor's tick and the command that runs one job (the run folder is
+    # appended); tests swap in a stand-in job program.
+    tick_s: float = Field(default=0.5, gt=0)
+    runner_command: list[str] = Field(
+        default_factory=lambda: [sys.executable, "-m", "workbench.jobs.runner"]
+    )
+
+    def model_post_init(self, _context: Any) -> None:
+        self.state_dir = self.state_dir.resolve()
+        if not self.database_url:
+            self.database_url = f"sqlite:///{self.state_dir / 'workbench.db'}"
+
+    @classmethod
+    def load(cls, state_dir: Path | None = None, config_file: Path | None = None) -> ServiceConfig:
+        """The settings of the service keeping its state in ``state_dir``, read from
+        ``config_file`` (default ``$STATE/service.yaml``, absent = defaults)."""
+        from workbench.paths import home
+
+        state = Path(state_dir) if state_dir else home() / "service"
+        state.mkdir(parents=True, exist_ok=True)
+        path = Path(config_file) if config_file else state / "service.yaml"
+        data = _read(path) if path.exists() else {}
+        for key in ("teams_file", "tokens_file"):
+            if data.get(key):
+                data[key] = path.parent / Path(data[key]).expanduser()
+        try:
+            return cls(state_dir=state, **data)
+        except ValidationError as err:
+            first = err.errors()[0]
+            key = ".".join(str(p) for p in first["loc"])
+            raise SpecError(key, f"{first['msg']}", str(path)) from None
+
+    def all_tokens(self) -> dict[str, str]:
+        """API tokens ({token: user}) from ``tokens`` and ``tokens_file``."""
+        tokens = dict(_read(self.tokens_file)) if self.tokens_file else {}
+        return {**tokens, **self.tokens}
+
+    def clusters_for(self, team: str) -> list[str]:
+        """The clusters ``team`` may run jobs on."""
+        return [c for c, v in self.clusters.items() if v.teams is None or team in v.teams]
+
+    def cluster(self, name: str | None) -> tuple[str, Cluster]:
+        """The cluster called ``name`` (the first one when None)."""
+        from workbench.exceptions import JobServiceError, did_you_mean
+
+        if name is None:
+            name = next(iter(self.clusters))
+        if name not in self.clusters:
+            raise JobServiceError(f"Unknown cluster '{name}'.{did_you_mean(name, self.clusters)}")
+        return name, self.clusters[name]
+
+
+def _read(path: Path) -> dict:
+    from workbench.yamlsafe import read_yaml
+
+    data = read_yaml(path, what="service config")
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SpecError("(top)", "expected a YAML mapping of settings", str(path))
+    return data

@@ -1,0 +1,332 @@
+"""The job service: every operation on jobs, authorization-checked and recorded as events.
+
+Actions set what a job should be doing (``desired``: running or stopped, a restart
+token, its current version); the supervisor (:mod:`workbench.jobs.supervisor`) makes the
+processes follow. ``JobService`` is what the HTTP handlers and the CLI call::
+
+    svc = JobService(ServiceConfig.load())
+    who = svc.principal("bob")
+    svc.submit(who, name="surge", team="pricing", spec_yaml=text)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError
+from workbench.jobs import authz, versioning
+from workbench.jobs.config import ServiceConfig
+from workbench.jobs.db import Event, Job, Run, add_event, open_database
+from workbench.jobs.views import event_view, job_view, latest_run, version_view
+
+RUNNING, STOPPED = "running", "stopped"
+
+
+class JobService:
+    def __init__(self, config: ServiceConfig):
+        self.config = config
+        self.db = open_database(config.database_url)
+        self.teams = authz.Teams.load(config.teams_file)
+        self._supervisor: Any = None
+
+    # -- supervision ------------------------------------------------------------------
+    def start_supervisor(self) -> bool:
+        """Run the reconcile loop in a thread; False when another process supervises."""
+        from workbench.jobs.supervisor import Supervisor
+
+        if self._supervisor is None:
+            supervisor = Supervisor(self.config, self.db)
+            if not supervisor.start():
+                return False
+            self._supervisor = supervisor
+        return True
+
+    def stop_supervisor(self) -> None:
+        """Stop the reconcile loop (the jobs keep running; a new supervisor re-attaches)."""
+        if self._supervisor is not None:
+            self._supervisor.stop()
+            self._supervisor = None
+
+    def close(self) -> None:
+        self.stop_supervisor()
+        self.db.dispose()
+
+    # -- reads ------------------------------------------------------------------------
+    def principal(self, user: str | None) -> authz.Principal:
+        return authz.principal(self.teams, user)
+
+    def list_jobs(self, who: authz.Principal, team: str | None = None) -> list[dict]:
+        with self.db.session() as s:
+            query = select(Job).order_by(Job.id)
+            if team is not None:
+                query = query.where(Job.team == team)
+            jobs = [j for j in s.scalars(query) if authz.can_see(who, j.team)]
+            return [job_view(s, j) for j in jobs]
+
+    def get_job(self, who: authz.Principal, ref: int | str) -> dict:
+        with self.db.session() as s:
+            return job_view(s, self._visible(s, who, ref))
+
+    def versions(self, who: authz.Principal, ref: int | str) -> list[dict]:
+        with self.db.session() as s:
+            job = self._visible(s, who, ref)
+            return [version_view(v, job.current_version) for v in versioning.versions_of(s, job.id)]
+
+    def notebook(self, who: authz.Principal, ref: int | str, version: int) -> bytes:
+        with self.db.session() as s:
+            job = self._visible(s, who, ref)
+            record = versioning.version(s, job.id, int(version))
+            if record is None or not record.notebook_path:
+                raise JobNotFoundError(f"{job.name} v{version} notebook")
+            return Path(record.notebook_path).read_bytes()
+
+    def events(self, who: authz.Principal, ref: int | str, last: int = 100) -> list[dict]:
+        with self.db.session() as s:
+            job = self._visible(s, who, ref)
+            query = select(Event).where(Event.job_id == job.id).order_by(Event.id.desc())
+            return [event_view(e) for e in reversed(list(s.scalars(query.limit(last))))]
+
+    def logs(
+        self,
+        who: authz.Principal,
+        ref: int | str,
+        *,
+        run: str | None = None,
+        offset: int = 0,
+        limit_bytes: int = 65536,
+    ) -> dict:
+        """Text of a run's log (the latest run by default) from byte ``offset``."""
+        with self.db.session() as s:
+            found = self._run(s, self._visible(s, who, ref), run)
+        if found is None:
+            return {"run": None, "offset": 0, "next_offset": 0, "text": "", "running": False}
+        try:
+            with open(found.log_path, "rb") as log:
+                log.seek(max(offset, 0))
+                chunk = log.read(max(limit_bytes, 0))
+        except FileNotFoundError:
+            chunk = b""
+        text = chunk.decode("utf-8", errors="replace")
+        return {
+            "run": found.run_id,
+            "offset": offset,
+            "next_offset": offset + len(chunk),
+            "text": text,
+            "running": found.ended_at is None,
+        }
+
+    def progress(self, who: authz.Principal, ref: int | str, last: int = 20) -> list[dict]:
+        """The last micro-batch reports of the job's latest run."""
+        with self.db.session() as s:
+            found = latest_run(s, self._visible(s, who, ref).id)
+        if found is None:
+            return []
+        try:
+            lines = (Path(found.run_dir) / "progress.jsonl").read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        reports = []
+        for line in lines[-last:] if last > 0 else []:
+            try:
+                reports.append(json.loads(line))
+            except ValueError:  # a line being written
+                continue
+        return reports
+
+    # -- actions ----------------------------------------------------------------------
+    def submit(
+        self,
+        who: authz.Principal,
+        *,
+        name: str,
+        team: str,
+        spec_yaml: str,
+        cluster: str | None = None,
+        notebook: bytes | None = None,
+        parity: dict | None = None,
+        note: str = "",
+    ) -> dict:
+        """A new job (version 1), or a new version of the job called ``name``; starts it."""
+        authz.check_act(who, team, f"submit a job for team '{team}'")
+        versioning.parse_spec(spec_yaml)  # a bad spec is refused before anything is stored
+        with self.db.session() as s:
+            job = s.scalars(select(Job).where(Job.name == name)).first()
+            if job is None:
+                job = self._new_job(s, who, name, team, cluster)
+            elif job.team != team:
+                raise JobConflictError(
+                    f"The job name '{name}' is taken by a job of another team; choose "
+                    "another name (--name)."
+                    if not authz.can_see(who, job.team)
+                    else f"Job '{name}' belongs to team '{job.team}'; submit it with "
+                    f"--team {job.team}, or choose another name."
+                )
+            record = self._add_version(s, who, job, spec_yaml, notebook, parity, note)
+            self._want_running(job)
+            add_event(s, job.id, who.user, "submit", version=record.number, note=note)
+            return self._view(s, job)
+
+    def edit(self, who: authz.Principal, ref: int | str, spec_yaml: str, note: str = "") -> dict:
+        """A new version with ``spec_yaml``; a running job restarts on it."""
+        with self.db.session() as s:
+            job = self._acting(s, who, ref, "edit")
+            record = self._add_version(s, who, job, spec_yaml, None, None, note)
+            add_event(s, job.id, who.user, "edit", version=record.number, note=note)
+            return self._view(s, job)
+
+    def rollback(self, who: authz.Principal, ref: int | str, version: int) -> dict:
+        """Make version ``version``'s spec current again, as a new version (its checkpoint
+        is chosen as for an edit)."""
+        with self.db.session() as s:
+            job = self._acting(s, who, ref, "roll back")
+            old = versioning.version(s, job.id, int(version))
+            if old is None:
+                numbers = [v.number for v in versioning.versions_of(s, job.id)]
+                raise JobServiceError(
+                    f"Job '{job.name}' has no version {version}; its versions: {numbers}."
+                )
+            if old.number == job.current_version:
+                raise JobConflictError(f"Version {version} of '{job.name}' is already current.")
+            record = versioning.add_version(
+                s,
+                job,
+                self.config.state_dir,
+                old.spec_yaml,
+                who.user,
+                notebook=(old.notebook_path, old.notebook_sha256 or "")
+                if old.notebook_path
+                else None,
+                parity=json.loads(old.parity_json) if old.parity_json else None,
+                note=f"rollback to v{old.number}",
+            )
+            add_event(s, job.id, who.user, "rollback", to=old.number, version=record.number)
+            return self._view(s, job)
+
+    def stop(self, who: authz.Principal, ref: int | str) -> dict:
+        with self.db.session() as s:
+            job = self._acting(s, who, ref, "stop")
+            job.desired = STOPPED
+            add_event(s, job.id, who.user, "stop")
+            return self._view(s, job)
+
+    def start(self, who: authz.Principal, ref: int | str) -> dict:
+        with self.db.session() as s:
+            job = self._acting(s, who, ref, "start")
+            self._want_running(job)
+            add_event(s, job.id, who.user, "start")
+            return self._view(s, job)
+
+    def restart(self, who: authz.Principal, ref: int | str) -> dict:
+        """Stop the job's run (gracefully) and start a new one."""
+        with self.db.session() as s:
+            job = self._acting(s, who, ref, "restart")
+            job.restart_token += 1
+            self._want_running(job)
+            add_event(s, job.id, who.user, "restart")
+            return self._view(s, job)
+
+    # -- helpers ----------------------------------------------------------------------
+    def _find(self, s: Session, ref: int | str) -> Job | None:
+        if isinstance(ref, int) or str(ref).isdigit():
+            return s.get(Job, int(ref))
+        return s.scalars(select(Job).where(Job.name == str(ref))).first()
+
+    def _visible(self, s: Session, who: authz.Principal, ref: int | str) -> Job:
+        job = self._find(s, ref)
+        if job is None:
+            raise JobNotFoundError(ref)
+        authz.check_read(who, job.team, ref)
+        return job
+
+    def _acting(self, s: Session, who: authz.Principal, ref: int | str, verb: str) -> Job:
+        job = self._find(s, ref)
+        if job is None:
+            raise JobNotFoundError(ref)
+        authz.check_act(who, job.team, f"{verb} job '{job.name}'")
+        return job
+
+    def _new_job(
+        self, s: Session, who: authz.Principal, name: str, team: str, cluster: str | None
+    ) -> Job:
+        from workbench.spec import _NAME, MAX_NAME
+
+        if not _NAME.match(name) or len(name) > MAX_NAME:
+            raise JobServiceError(
+                f"'{name}' is not a job name: use letters, digits, '-' and '_', starting "
+                f"with a letter, at most {MAX_NAME} characters."
+            )
+        cluster_name, spec = self.config.cluster(cluster)
+        if spec.teams is not None and team not in spec.teams and not who.admin:
+            raise JobServiceError(
+                f"Team '{team}' may not run jobs on cluster '{cluster_name}'; use one of "
+                f"{self.config.clusters_for(team)}."
+            )
+        job = Job(
+            name=name,
+            team=team,
+            cluster=cluster_name,
+            status="SUBMITTED",
+            desired=RUNNING,
+            current_version=0,
+            checkpoint="",
+            failures=0,
+            created_by=who.user,
+            restart_token=0,
+        )
+        s.add(job)
+        s.flush()
+        return job
+
+    def _add_version(
+        self,
+        s: Session,
+        who: authz.Principal,
+        job: Job,
+        spec_yaml: str,
+        notebook: bytes | None,
+        parity: dict | None,
+        note: str,
+    ) -> Any:
+        record = None
+        if notebook is not None:
+            number = (versioning.previous_number(s, job.id) or 0) + 1
+            record = versioning.store_notebook(self.config.state_dir, job.name, number, notebook)
+        return versioning.add_version(
+            s,
+            job,
+            self.config.state_dir,
+            spec_yaml,
+            who.user,
+            notebook=record,
+            parity=parity,
+            note=note,
+        )
+
+    @staticmethod
+    def _want_running(job: Job) -> None:
+        job.desired = RUNNING
+        job.failures = 0
+        job.next_attempt_at = None
+        if job.status in ("FAILED", "STOPPED"):
+            job.status = "SUBMITTED"
+
+    @staticmethod
+    def _run(s: Session, job: Job, run_id: str | None) -> Run | None:
+        if run_id is None:
+            return latest_run(s, job.id)
+        found = s.scalars(
+            select(Run).where(Run.job_id == job.id, Run.run_id == str(run_id))
+        ).first()
+        if found is None:
+            raise JobNotFoundError(f"{job.name} run {run_id}")
+        return found
+
+    @staticmethod
+    def _view(s: Session, job: Job) -> dict:
+        s.flush()
+        return job_view(s, job)

@@ -1,0 +1,150 @@
+"""A job's versions: validating a spec, adding an immutable version, choosing its checkpoint.
+
+A version whose :func:`workbench.checkpoints.spec_hash` equals the current version's keeps
+the current checkpoint (the query's state layout is unchanged). Any other version gets a
+new checkpoint folder ``$STATE/checkpoints/<job>/v<N>`` that *continues* the previous one:
+when it first starts, :func:`plan_handoff` turns the old checkpoint's committed offsets
+into the new run's starting offsets and row-time floor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench.jobs.db import Job, Version
+from workbench.spec import DaggerSpec
+
+
+def parse_spec(spec_yaml: str, source: str = "spec") -> DaggerSpec:
+    """The spec in ``spec_yaml`` (secret references left as written); SpecError if invalid."""
+    from workbench.spec import parse
+    from workbench.yamlsafe import load_text
+
+    _check_secrets(spec_yaml)
+    return parse(load_text(spec_yaml, source), source)
+
+
+def _check_secrets(text: str) -> None:
+    try:
+        from workbench import secrets  # type: ignore[attr-defined]
+    except ImportError:  # the secrets module arrives with the job runner
+        return
+    secrets.check(text)
+
+
+def spec_hash(spec: DaggerSpec) -> str:
+    from workbench.checkpoints import spec_hash as shape_hash
+
+    return shape_hash(spec)
+
+
+def versions_of(session: Session, job_id: int) -> list[Version]:
+    query = select(Version).where(Version.job_id == job_id).order_by(Version.number)
+    return list(session.scalars(query))
+
+
+def version(session: Session, job_id: int, number: int) -> Version | None:
+    query = select(Version).where(Version.job_id == job_id, Version.number == number)
+    return session.scalars(query).first()
+
+
+def has_commits(checkpoint: str | Path) -> bool:
+    """Whether a Spark checkpoint folder holds a committed micro-batch."""
+    commits = Path(checkpoint) / "commits"
+    return commits.is_dir() and any(p.name.isdigit() for p in commits.iterdir())
+
+
+def add_version(
+    session: Session,
+    job: Job,
+    state_dir: Path,
+    spec_yaml: str,
+    author: str,
+    *,
+    notebook: tuple[str, str] | None = None,
+    parity: dict | None = None,
+    note: str = "",
+) -> Version:
+    """A new version of ``job`` (made current); ``notebook``: (record path, sha256)."""
+    spec = parse_spec(spec_yaml)
+    digest = spec_hash(spec)
+    previous = version(session, job.id, job.current_version) if job.current_version else None
+    number = (previous_number(session, job.id) or 0) + 1
+    if previous is not None and previous.spec_hash == digest:
+        checkpoint, continues = previous.checkpoint, None
+    else:
+        checkpoint = str(state_dir / "checkpoints" / job.name / f"v{number}")
+        continues = _continued(session, previous)
+    record = Version(
+        job_id=job.id,
+        number=number,
+        spec_yaml=spec_yaml,
+        spec_hash=digest,
+        notebook_path=notebook[0] if notebook else None,
+        notebook_sha256=notebook[1] if notebook else None,
+        parity_json=json.dumps(parity) if parity is not None else None,
+        author=author,
+        checkpoint=checkpoint,
+        continues_from=continues,
+        note=note,
+    )
+    session.add(record)
+    job.current_version, job.checkpoint = number, checkpoint
+    return record
+
+
+def previous_number(session: Session, job_id: int) -> int | None:
+    numbers = [v.number for v in versions_of(session, job_id)]
+    return max(numbers) if numbers else None
+
+
+def _continued(session: Session, previous: Version | None) -> int | None:
+    """The version whose checkpoint a new one continues: the current one, or, when that
+    never committed a batch, the one it would itself have continued."""
+    while previous is not None and not has_commits(previous.checkpoint):
+        if previous.continues_from is None:
+            return None
+        previous = version(session, previous.job_id, previous.continues_from)
+    return previous.number if previous is not None else None
+
+
+def store_notebook(state_dir: Path, job: str, number: int, content: bytes) -> tuple[str, str]:
+    """Keep a version's executed notebook; its path and sha256."""
+    path = state_dir / "records" / job / f"v{number}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return str(path), hashlib.sha256(content).hexdigest()
+
+
+def _default_planner(old_checkpoint: Path, old_spec: DaggerSpec, new_spec: DaggerSpec) -> Any:
+    try:
+        from workbench.jobs import handoff  # type: ignore[attr-defined]
+    except ImportError:  # the handoff module arrives with the job runner
+        return None
+    return handoff.plan(old_checkpoint, old_spec, new_spec)
+
+
+#: How a new checkpoint's start is planned from the one it continues (swappable in tests).
+planner: Callable[[Path, DaggerSpec, DaggerSpec], Any] = _default_planner
+
+
+def plan_handoff(session: Session, current: Version) -> dict | None:
+    """The run.json ``handoff`` for ``current``: computed once, at its first start."""
+    if current.handoff_json is not None:
+        return json.loads(current.handoff_json)
+    if current.continues_from is None or has_commits(current.checkpoint):
+        return None
+    old = version(session, current.job_id, current.continues_from)
+    if old is None:
+        return None
+    plan = planner(Path(old.checkpoint), parse_spec(old.spec_yaml), parse_spec(current.spec_yaml))
+    if plan is not None:
+        current.handoff_json = json.dumps(plan)
+    return plan

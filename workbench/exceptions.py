@@ -223,6 +223,7 @@ class JobConflictError(JobServiceError):
 
     status = 409
 
+
 class ServiceRequestError(WorkbenchError):
     """The job service refused a request with an error this client has no class for;
     ``status`` is the HTTP status, ``kind`` the server's error type."""

@@ -83,7 +83,7 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
     server = HTTPServer(app, xheaders=True)
     server.add_sockets(sockets)
     url = f"http://{_url_host(host)}:{bound}/"
-    service.start_supervisor()
+    supervising = service.start_supervisor()
     record = write_service_file(state, url)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -91,6 +91,8 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
         loop.add_signal_handler(signum, stop.set)
     log.info("job service on %s (state %s)", url, state)
     print(f"workbench job service on {url} (state {state}, pid {os.getpid()})", flush=True)
+    if not supervising:
+        print("another process supervises this state's jobs: serving the API only", flush=True)
     if ready:
         ready(url)
     try:

@@ -88,6 +88,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     identify = jupyter_identity(settings.identity, serverapp.identity_provider)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
     handler_settings = {"service": service, "identify": identify, "executor": executor}
+    serverapp.web_app.settings["workbench_service"] = service
     base_url = serverapp.web_app.settings.get("base_url", "/")
     serverapp.web_app.add_handlers(
         ".*$", rules(base_url, JupyterApiHandler, handler_settings, wrap=_guard)
@@ -96,14 +97,10 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
 
 
 def _supervise(service: Any, serverapp: Any) -> None:
-    from workbench.exceptions import WorkbenchError
-
-    try:
-        service.start_supervisor()
-    except WorkbenchError as err:
-        serverapp.log.warning("workbench job service: not supervising: %s", err)
-        return
-    atexit.register(service.stop_supervisor)
+    if service.start_supervisor():
+        atexit.register(service.stop_supervisor)
+    else:
+        serverapp.log.info("workbench job service: another process supervises the jobs")
 
 
 def jupyter_identity(mode: str, provider: Any) -> Identify:

@@ -28,7 +28,7 @@ METRIC_KEYS = (
     "last_batch_at",
     "last_sink_write_at",
 )
-ERROR_ACTIONS = ("run-failed", "failed", "run-lost")
+ERROR_ACTIONS = ("run-failed", "lease-held", "handoff-failed", "failed")
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -1,0 +1,280 @@
+"""The supervisor: a reconcile loop that makes each job's run process follow its desired state.
+
+Every tick (``tick_s``, 0.5 s) each job is compared with its runs:
+
+- desired running, no live run, not backing off → spawn a run (``STARTING``);
+- a live run → its heartbeat gives ``STARTING``/``RUNNING``; ``LAGGING`` when
+  ``offsets_behind_latest`` passes ``policy.lagging_offsets``; no heartbeat for
+  ``heartbeat_timeout_s`` → the run is killed as hung. A run healthy for
+  ``healthy_after_s`` clears the job's failure count;
+- a run that should not be running (stop, restart, a new version) → ``STOPPING``: the
+  ``STOP`` file, SIGTERM to its group after ``stop_grace_s``, SIGKILL after ``kill_grace_s``;
+- a run that died unasked (no ``exit.json``, or a non-zero code) → one more failure:
+  ``BACKING_OFF`` for ``backoff_s * 2^(failures-1)`` (capped at ``backoff_max_s``), then a
+  new run from the checkpoint; after ``max_failures`` in a row ``FAILED`` (the error in an
+  event). Exit code 3 (checkpoint lease held) backs off too, never a second driver at once.
+
+Runs are separate sessions that outlive the service; a supervisor starting again finds
+live runs by pid and run folder and re-attaches. One supervisor per state folder
+(``flock`` on ``$STATE/supervisor.lock``); other service processes only serve the API.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import signal
+import subprocess
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from workbench.jobs import procs, versioning
+from workbench.jobs.config import ServiceConfig
+from workbench.jobs.db import Database, Job, Run, add_event, now
+from workbench.jobs.views import heartbeat, live_run, read_json
+
+LOG = logging.getLogger(__name__)
+ACTOR = "supervisor"
+LEASE_HELD = 3
+
+
+def wanted(job: Job, run: Run) -> bool:
+    """Whether ``run`` is what ``job`` should be running now."""
+    return (
+        job.desired == "running"
+        and run.version == job.current_version
+        and run.restart_token == job.restart_token
+    )
+
+
+class Supervisor:
+    def __init__(self, config: ServiceConfig, db: Database):
+        self.config, self.db, self.policy = config, db, config.policy
+        self.runs_dir = config.state_dir / "runs"
+        self._children: dict[int, subprocess.Popen] = {}
+        self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
+        self._lock: IO[str] | None = None
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- life cycle -------------------------------------------------------------------
+    def start(self) -> bool:
+        """Take the state folder's supervisor lock and run the loop; False if another
+        process holds the lock."""
+        if not self.acquire():
+            return False
+        self.reattach()
+        self._thread = threading.Thread(target=self._loop, name="workbench-supervisor", daemon=True)
+        self._thread.start()
+        return True
+
+    def acquire(self) -> bool:
+        self.config.state_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(self.config.state_dir / "supervisor.lock", "a+")  # noqa: SIM115 (held)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            return False
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        self._lock = lock
+        return True
+
+    def stop(self) -> None:
+        """End the loop and release the lock; the runs keep running."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            self.tick()
+            self._stopping.wait(self.config.tick_s)
+
+    # -- reconciling ------------------------------------------------------------------
+    def reattach(self) -> None:
+        """Record which live runs this supervisor takes over (the tick handles dead ones)."""
+        with self.db.session() as s:
+            for run in s.scalars(select(Run).where(Run.ended_at.is_(None))):
+                if procs.alive(run.pid, run.run_dir):
+                    add_event(s, run.job_id, ACTOR, "reattach", run=run.run_id, pid=run.pid)
+
+    def tick(self) -> None:
+        """One pass over every job."""
+        with self.db.session() as s:
+            job_ids = list(s.scalars(select(Job.id).order_by(Job.id)))
+        for job_id in job_ids:
+            try:
+                with self.db.session() as s:
+                    job = s.get(Job, job_id)
+                    if job is not None:
+                        self.reconcile(s, job)
+            except Exception:  # one job's trouble must not stop the others
+                LOG.exception("supervising job %s", job_id)
+
+    def reconcile(self, s: Session, job: Job) -> None:
+        run = live_run(s, job.id)
+        if run is not None:
+            if procs.alive(run.pid, run.run_dir):
+                self._watch(s, job, run)
+            else:
+                self._ended(s, job, run)
+        elif job.desired != "running":
+            job.status = "STOPPED"
+        elif job.status == "FAILED":
+            return
+        elif job.next_attempt_at is not None and now() < job.next_attempt_at:
+            job.status = "BACKING_OFF"
+        else:
+            self._spawn(s, job)
+
+    def _watch(self, s: Session, job: Job, run: Run) -> None:
+        if not wanted(job, run):
+            self._stop_run(s, job, run)
+            return
+        beat = heartbeat(run)
+        last = float(beat.get("time", 0)) if beat else run.started_at.timestamp()
+        silent = now().timestamp() - last
+        if silent > self.policy.heartbeat_timeout_s:
+            why = f"no heartbeat for {silent:.0f} s: killed as hung"
+            if run.run_id not in self._killed:
+                add_event(s, job.id, ACTOR, "hung", run=run.run_id, error=why)
+            self._kill(run, why)
+            return
+        job.status = self._status(beat)
+        healthy = now() - run.started_at >= timedelta(seconds=self.policy.healthy_after_s)
+        if job.status in ("RUNNING", "LAGGING") and job.failures and healthy:
+            add_event(s, job.id, ACTOR, "healthy", run=run.run_id, cleared=job.failures)
+            job.failures = 0
+
+    def _status(self, beat: dict | None) -> str:
+        state = (beat or {}).get("state")
+        if state == "STOPPING":
+            return "STOPPING"
+        if state != "RUNNING":
+            return "STARTING"
+        behind = ((beat or {}).get("metrics") or {}).get("offsets_behind_latest") or 0
+        return "LAGGING" if behind > self.policy.lagging_offsets else "RUNNING"
+
+    def _stop_run(self, s: Session, job: Job, run: Run) -> None:
+        """Stop escalation: STOP file, then SIGTERM, then SIGKILL to the run's group."""
+        job.status = "STOPPING"
+        moment = now()
+        if run.stop_requested_at is None:
+            (Path(run.run_dir) / "STOP").touch()
+            run.stop_requested_at = moment
+            add_event(s, job.id, ACTOR, "stop-requested", run=run.run_id)
+        elif run.term_sent_at is None:
+            if moment - run.stop_requested_at >= timedelta(seconds=self.policy.stop_grace_s):
+                procs.signal_group(run.pid, signal.SIGTERM)
+                run.term_sent_at = moment
+                add_event(s, job.id, ACTOR, "sigterm", run=run.run_id, pid=run.pid)
+        elif moment - run.term_sent_at >= timedelta(seconds=self.policy.kill_grace_s):
+            if run.run_id not in self._killed:
+                add_event(s, job.id, ACTOR, "sigkill", run=run.run_id, pid=run.pid)
+            self._kill(run, "killed after the stop grace periods")
+
+    def _kill(self, run: Run, why: str) -> None:
+        self._killed[run.run_id] = why
+        procs.signal_group(run.pid, signal.SIGKILL)
+
+    # -- a run's end ------------------------------------------------------------------
+    def _ended(self, s: Session, job: Job, run: Run) -> None:
+        """Close a run whose process is gone, and decide what the job does next."""
+        exit = read_json(Path(run.run_dir) / "exit.json")
+        child = self._children.pop(run.pid or 0, None)
+        code = exit.get("code") if exit else (child.poll() if child else None)
+        procs.signal_group(run.pid, signal.SIGKILL)  # what the run left in its group
+        run.ended_at, run.exit_code = now(), code
+        run.end_reason = str(exit.get("reason")) if exit else ("killed" if child else "lost")
+        killed = self._killed.pop(run.run_id, None)
+        asked = run.stop_requested_at is not None or not wanted(job, run)
+        if asked or (exit and code == 0):
+            add_event(s, job.id, ACTOR, "run-stopped", run=run.run_id, code=code)
+            if not asked:  # it stopped by itself (e.g. a STOP file made by hand)
+                job.desired = "stopped"
+            job.status = "STOPPED" if job.desired != "running" else "STOPPING"
+            return
+        error = (exit or {}).get("error") or killed or self._why(run, code)
+        detail = {"run": run.run_id, "code": code, "reason": run.end_reason}
+        action = "lease-held" if code == LEASE_HELD else "run-failed"
+        self._failed(s, job, error, action, **detail)
+
+    def _why(self, run: Run, code: int | None) -> str:
+        tail = procs.log_tail(run.log_path)
+        if code is None:
+            what = "the run's process is gone without an exit record (killed, or a reboot)"
+        else:
+            what = f"the run exited with code {code}"
+        return f"{what}; last log lines:\n{tail}" if tail else what
+
+    def _failed(self, s: Session, job: Job, error: str, action: str, **detail: Any) -> None:
+        job.failures += 1
+        add_event(s, job.id, ACTOR, action, error=error, failures=job.failures, **detail)
+        if job.failures >= self.policy.max_failures:
+            job.status = "FAILED"
+            add_event(s, job.id, ACTOR, "failed", error=error, failures=job.failures)
+            return
+        delay = self.policy.backoff(job.failures)
+        job.status, job.next_attempt_at = "BACKING_OFF", now() + timedelta(seconds=delay)
+        add_event(s, job.id, ACTOR, "backoff", seconds=delay, failures=job.failures)
+
+    # -- a run's start ----------------------------------------------------------------
+    def _spawn(self, s: Session, job: Job) -> None:
+        version = versioning.version(s, job.id, job.current_version)
+        if version is None:
+            return
+        attempt = (s.scalar(select(func.count()).where(Run.job_id == job.id)) or 0) + 1
+        run_id = f"{job.id}-{attempt}"
+        run_dir = self.runs_dir / run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            handoff = versioning.plan_handoff(s, version)
+        except Exception as err:  # the old checkpoint cannot be continued
+            self._failed(s, job, f"handoff from v{version.continues_from}: {err}", "handoff-failed")
+            return
+        (run_dir / "spec.yaml").write_text(version.spec_yaml)
+        Path(version.checkpoint).mkdir(parents=True, exist_ok=True)
+        procs.write_json(run_dir / "run.json", self._run_json(job, version, run_id, handoff))
+        child = procs.spawn(self.config.runner_command, run_dir, self._env())
+        self._children[child.pid] = child
+        s.add(Run(
+            job_id=job.id, run_id=run_id, version=version.number, attempt=attempt,
+            run_dir=str(run_dir), pid=child.pid, log_path=str(run_dir / "log"),
+            restart_token=job.restart_token,
+        ))  # fmt: skip
+        job.status, job.next_attempt_at = "STARTING", None
+        add_event(s, job.id, ACTOR, "spawn", run=run_id, pid=child.pid, version=version.number)
+
+    def _run_json(self, job: Job, version: Any, run_id: str, handoff: dict | None) -> dict:
+        _, cluster = self.config.cluster(job.cluster)
+        return {
+            "run_id": run_id,
+            "job_id": job.id,
+            "job": job.name,
+            "team": job.team,
+            "version": version.number,
+            "spec": "spec.yaml",
+            "checkpoint": str(version.checkpoint),
+            "handoff": handoff,
+            "heartbeat_s": self.config.heartbeat_s,
+            "spark_master": cluster.master,
+        }
+
+    @staticmethod
+    def _env() -> dict[str, str]:
+        from workbench.paths import home
+
+        return {**os.environ, "WORKBENCH_HOME": str(home())}

@@ -105,13 +105,13 @@ def cmd_rollback(args: argparse.Namespace) -> int:
 def cmd_logs(args: argparse.Namespace) -> int:
     client = _client(args)
     if args.follow:
-        for text in client.follow_logs(args.job, run=args.run):
+        for text in client.follow_logs(args.job, run=args.run_id):
             sys.stdout.write(text)
             sys.stdout.flush()
         return 0
     offset = 0
     while True:
-        piece = client.logs(args.job, run=args.run, offset=offset)
+        piece = client.logs(args.job, run=args.run_id, offset=offset)
         sys.stdout.write(piece["text"])
         if not piece["text"]:
             return 0
@@ -292,7 +292,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     q = actions.add_parser("logs", help="the current run's log", parents=[conn])
     q.add_argument("job", metavar="JOB", help="job name or id")
     q.add_argument("--follow", "-f", action="store_true", help="keep printing as it grows")
-    q.add_argument("--run", help="an earlier run's id (see `jobs events`)")
+    q.add_argument("--run", dest="run_id", help="an earlier run's id (see `jobs events`)")
     q.set_defaults(run=cmd_logs)
 
     q = actions.add_parser("versions", help="the job's versions", parents=[conn])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import requests
 from servekit import start_serve, write_state
@@ -23,10 +24,8 @@ def test_service_file_and_owner_token(served):
     assert record["url"] == served.url and record["pid"] == served.process.pid
     token_file = record["token_file"]
     assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
-    token = open(token_file).read().strip()
-    me = requests.get(
-        served.api("me"), headers={"Authorization": f"Bearer {token}"}, timeout=10
-    )
+    token = Path(token_file).read_text().strip()
+    me = requests.get(served.api("me"), headers={"Authorization": f"Bearer {token}"}, timeout=10)
     assert me.status_code == 200 and me.json()["admin"] is True
 
 
@@ -42,9 +41,7 @@ def test_me_names_the_token_user_and_teams(served):
 def test_no_token_or_unknown_token_is_401(served):
     error = _error(served.call("GET", "jobs", None), 401)
     assert "Authorization: token" in error["message"]
-    answer = requests.get(
-        served.api("jobs"), headers={"Authorization": "token nope"}, timeout=10
-    )
+    answer = requests.get(served.api("jobs"), headers={"Authorization": "token nope"}, timeout=10)
     _error(answer, 401)
 
 
@@ -111,7 +108,9 @@ def test_versions_edit_rollback_events_logs_progress(served, alice_job, surge_ya
     assert [v["current"] for v in versions] == [False, True]
     back = served.call("POST", f"jobs/{ref}/rollback", "alice", {"version": 1}).json()
     assert back["version"] == 3
-    actions = [e["action"] for e in served.call("GET", f"jobs/{ref}/events", "root").json()["events"]]
+    actions = [
+        e["action"] for e in served.call("GET", f"jobs/{ref}/events", "root").json()["events"]
+    ]
     assert {"submit", "edit", "rollback"} <= set(actions)
     logs = served.call("GET", f"jobs/{ref}/logs?offset=0", "alice").json()
     assert set(logs) == {"run", "offset", "next_offset", "text", "running"}
@@ -127,9 +126,10 @@ def test_stop_and_start_are_recorded(served, alice_job):
     started = served.call("POST", f"jobs/{ref}/start", "root").json()
     assert started["desired"] == "running"
     events = served.call("GET", f"jobs/{ref}/events", "alice").json()["events"]
-    assert [(e["actor"], e["action"]) for e in events if e["action"] in ("stop", "start")][
-        -2:
-    ] == [("alice", "stop"), ("root", "start")]
+    assert [(e["actor"], e["action"]) for e in events if e["action"] in ("stop", "start")][-2:] == [
+        ("alice", "stop"),
+        ("root", "start"),
+    ]
 
 
 def test_sigterm_stops_the_server_cleanly(tmp_path):

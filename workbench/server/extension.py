@@ -93,7 +93,9 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     serverapp.web_app.add_handlers(
         ".*$", rules(base_url, JupyterApiHandler, handler_settings, wrap=_guard)
     )
-    serverapp.log.info("workbench job service at %sworkbench/api (state %s)", base_url, state)
+    serverapp.log.info(
+        "workbench job service at %sworkbench/api (state %s)", base_url, config.state_dir
+    )
 
 
 def _supervise(service: Any, serverapp: Any) -> None:

@@ -78,3 +78,14 @@ def test_sqlite_uses_wal_and_a_busy_timeout(tmp_path):
         assert c.execute(sa.text("PRAGMA journal_mode")).scalar() == "wal"
         assert c.execute(sa.text("PRAGMA busy_timeout")).scalar() >= 10_000
     db.dispose()
+
+
+def test_services_starting_at_once_migrate_in_turn(database_url):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        databases = list(pool.map(open_database, [database_url] * 4))
+    for db in databases:
+        with db.session() as s:
+            assert s.scalars(sa.select(Job)).all() == []
+        db.dispose()

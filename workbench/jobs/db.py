@@ -8,6 +8,7 @@ made and upgraded by the Alembic migrations in ``workbench/jobs/migrations`` whe
 
 from __future__ import annotations
 
+import fcntl
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,12 +26,14 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    text,
 )
 from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_MS = 30_000
+MIGRATION_KEY = 0x5747_4A42  # pg_advisory_xact_lock key while migrating
 
 
 def now() -> datetime:
@@ -172,9 +175,23 @@ def migrate(engine: Engine) -> None:
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as connection:
+    with _migration_lock(engine), engine.begin() as connection:
+        if connection.dialect.name == "postgresql":  # services starting at once take turns
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_KEY})
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """A file lock beside a SQLite database while it is migrated (nothing for others)."""
+    database = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
+    if not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def open_database(url: str) -> Database:

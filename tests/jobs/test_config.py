@@ -1,0 +1,55 @@
+"""ServiceConfig: defaults, service.yaml, relative paths, tokens, clusters, bad keys."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from workbench.exceptions import JobServiceError, SpecError
+from workbench.jobs.config import Policy, ServiceConfig
+
+
+def test_defaults_without_a_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    config = ServiceConfig.load()
+    assert config.state_dir == tmp_path / "service" and config.state_dir.is_dir()
+    assert config.database_url == f"sqlite:///{tmp_path / 'service' / 'workbench.db'}"
+    assert config.teams_file is None and config.all_tokens() == {}
+    assert config.cluster(None)[1].master == "local[2]"
+    assert config.policy == Policy()
+
+
+def test_service_yaml_with_relative_files(tmp_path):
+    (tmp_path / "tokens.yaml").write_text(yaml.safe_dump({"t1": "bob"}))
+    (tmp_path / "service.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "database_url": "postgresql+psycopg://u@h/db",
+                "teams_file": "teams.yaml",
+                "tokens": {"t2": "dave"},
+                "tokens_file": "tokens.yaml",
+                "clusters": {"big": {"master": "spark://h:7077", "teams": ["pricing"]}},
+                "policy": {"max_failures": 2, "backoff_s": 1},
+            }
+        )
+    )
+    config = ServiceConfig.load(tmp_path)
+    assert config.database_url == "postgresql+psycopg://u@h/db"
+    assert config.teams_file == tmp_path / "teams.yaml"
+    assert config.all_tokens() == {"t1": "bob", "t2": "dave"}
+    assert config.clusters_for("pricing") == ["big"] and config.clusters_for("supply") == []
+    assert config.policy.max_failures == 2 and config.policy.stop_grace_s == 60
+
+
+def test_backoff_doubles_and_is_capped():
+    policy = Policy(backoff_s=2, backoff_max_s=10)
+    assert [policy.backoff(n) for n in (1, 2, 3, 4)] == [2, 4, 8, 10]
+
+
+def test_unknown_keys_and_clusters_are_errors(tmp_path):
+    (tmp_path / "service.yaml").write_text("policy: {max_failure: 3}\n")
+    with pytest.raises(SpecError, match=r"policy.max_failure"):
+        ServiceConfig.load(tmp_path)
+    config = ServiceConfig(state_dir=tmp_path)
+    with pytest.raises(JobServiceError, match="Unknown cluster 'lokal'. Did you mean local"):
+        config.cluster("lokal")

@@ -17,8 +17,15 @@ from workbench.userfiles import read_text
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
     from workbench.server.app import serve
 
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    for quiet in ("tornado.access", "alembic"):  # failed requests only; no migration chatter
+        logging.getLogger(quiet).setLevel(logging.WARNING)
     return serve(args.state, args.config, host=args.host, port=args.port)
 
 
@@ -62,7 +69,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     ]
     rows += [(f"  {k}", v) for k, v in (job.get("metrics") or {}).items()]
     for key, value in rows:
-        print(f"{key + ':':<24} {'-' if value is None else value}")
+        text = "-" if value is None else str(value)
+        print(f"{key + ':':<24} " + text.replace("\n", "\n" + " " * 25))
     return 0
 
 
@@ -98,7 +106,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 def cmd_rollback(args: argparse.Namespace) -> int:
     job = _client(args).rollback(args.job, args.version)
-    print(_said(job, f"rolled back to version {args.version}"))
+    print(_said(job, "rolled back", f" (a copy of version {args.version})"))
     return 0
 
 
@@ -224,10 +232,10 @@ def _parity(parity) -> str:
     return "recorded"
 
 
-def _said(job: dict, verb: str) -> str:
+def _said(job: dict, verb: str, tail: str = "") -> str:
     return (
         f"{verb} job {job['name']} (id {job['id']}, team {job['team']}): "
-        f"version {job['version']}, status {job['status']}"
+        f"version {job['version']}{tail}, status {job['status']}"
     )
 
 

@@ -9,12 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import requests
 import yaml
+from polling import wait_for
 
 #: user -> API token in the test service's config
 TOKENS = {"alice": "alice-token", "bob": "bob-token", "root": "root-token"}
@@ -38,16 +38,6 @@ def write_state(folder: Path) -> Path:
 
 def headers(user: str | None) -> dict:
     return {"Authorization": f"token {TOKENS[user]}"} if user else {}
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 @dataclass

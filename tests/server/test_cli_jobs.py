@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from cli_runner import workbench
-from servekit import TOKENS, wait_for
+from polling import wait_for
+from servekit import TOKENS
 
 from workbench.infra.ports import free_port
 
@@ -63,7 +64,7 @@ def test_edit_versions_rollback_events(served, alice_job, surge_yaml, tmp_path):
     assert done.returncode == 0 and "four seconds" in done.stdout
     assert f"*{version}" in done.stdout.split()
     done = as_user(served, "alice", "rollback", "alice-surge", "--version", "1")
-    assert done.returncode == 0 and "rolled back to version 1" in done.stdout
+    assert done.returncode == 0 and "(a copy of version 1)" in done.stdout
     done = as_user(served, "alice", "events", "alice-surge")
     assert done.returncode == 0
     assert {"edit", "rollback"} <= {line.split()[3] for line in done.stdout.splitlines()[1:]}

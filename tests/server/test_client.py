@@ -10,7 +10,8 @@ import stat
 
 import pytest
 from cli_runner import workbench
-from servekit import TOKENS, wait_for
+from polling import wait_for
+from servekit import TOKENS
 
 from workbench.exceptions import (
     JobForbiddenError,

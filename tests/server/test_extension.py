@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from servekit import TOKENS, wait_for, write_state
+from polling import wait_for
+from servekit import TOKENS, write_state
 
 from workbench.infra.ports import free_port
 from workbench.server.identity import local_user

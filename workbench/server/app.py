@@ -89,7 +89,6 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    log.info("job service on %s (state %s)", url, state)
     print(f"workbench job service on {url} (state {state}, pid {os.getpid()})", flush=True)
     if not supervising:
         print("another process supervises this state's jobs: serving the API only", flush=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import subprocess
 import sys
 import time
@@ -43,14 +42,12 @@ def ensure(state: Path | None = None, timeout: float = START_TIMEOUT_S) -> tuple
 
 
 def live(state: Path) -> tuple[str, str] | None:
-    """The recorded service's ``(url, token)`` if its process lives and it answers."""
+    """The recorded service's ``(url, token)`` if it answers to its owner's token."""
     try:
         record = json.loads((state / SERVICE_FILE).read_text(encoding="utf-8"))
-        url, pid = record["url"], int(record["pid"])
+        url = record["url"]
         token = read_token(Path(record["token_file"]))
     except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not _alive(pid):
         return None
     try:
         answer = requests.get(
@@ -100,16 +97,6 @@ def _answering(state: Path, pid: int) -> tuple[str, str] | None:
     except (OSError, ValueError):
         return None
     return live(state) if record.get("pid") == pid else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _tail(path: Path, lines: int = 5) -> str:

@@ -257,64 +257,47 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     conn = argparse.ArgumentParser(add_help=False)
     _connection(conn, argparse.SUPPRESS)
 
-    q = actions.add_parser("list", help="the jobs you may see, with live metrics", parents=[conn])
+    def action(name: str, text: str, run, job: bool = True, json_of: str = ""):
+        q = actions.add_parser(name, help=text, parents=[conn])
+        if job:
+            q.add_argument("job", metavar="JOB", help="job name or id")
+        if json_of:
+            q.add_argument("--json", action="store_true", help=f"print the {json_of} as JSON")
+        q.set_defaults(run=run)
+        return q
+
+    q = action("list", "the jobs you may see, with live metrics", cmd_list, False, "jobs")
     q.add_argument("--team", help="only this team's jobs")
-    q.add_argument("--json", action="store_true", help="print the jobs as JSON")
-    q.set_defaults(run=cmd_list)
+    action("show", "one job: status, run, metrics", cmd_show, json_of="job")
 
-    q = actions.add_parser("show", help="one job: status, run, metrics", parents=[conn])
-    q.add_argument("job", metavar="JOB", help="job name or id")
-    q.add_argument("--json", action="store_true", help="print the job as JSON")
-    q.set_defaults(run=cmd_show)
-
-    q = actions.add_parser(
-        "submit", help="run a spec as a new job (or a new version)", parents=[conn]
-    )
+    q = action("submit", "run a spec as a new job (or a new version)", cmd_submit, job=False)
     q.add_argument("spec", metavar="SPEC.yaml")
     q.add_argument("--team", required=True, help="the team that owns the job")
     q.add_argument("--name", help="job name (default: the spec's name)")
     q.add_argument("--cluster", help="cluster to run on (default: the first configured)")
     q.add_argument("--note", default="", help="a note kept with the version")
-    q.set_defaults(run=cmd_submit)
 
-    for action, text in (
+    for verb, text in (
         ("stop", "stop gracefully (after the current micro-batch)"),
         ("start", "start a stopped or failed job from its checkpoint"),
         ("restart", "stop, then start from the checkpoint"),
     ):
-        q = actions.add_parser(action, help=text, parents=[conn])
-        q.add_argument("job", metavar="JOB", help="job name or id")
-        q.set_defaults(run=cmd_action, action=action)
+        action(verb, text, cmd_action).set_defaults(action=verb)
 
-    q = actions.add_parser("edit", help="a new version from a spec file", parents=[conn])
-    q.add_argument("job", metavar="JOB", help="job name or id")
+    q = action("edit", "a new version from a spec file", cmd_edit)
     q.add_argument("spec", metavar="SPEC.yaml")
     q.add_argument("--note", default="", help="a note kept with the version")
-    q.set_defaults(run=cmd_edit)
 
-    q = actions.add_parser("rollback", help="make an earlier version current", parents=[conn])
-    q.add_argument("job", metavar="JOB", help="job name or id")
+    q = action("rollback", "make an earlier version current", cmd_rollback)
     q.add_argument("--version", type=int, required=True, metavar="N")
-    q.set_defaults(run=cmd_rollback)
 
-    q = actions.add_parser("logs", help="the current run's log", parents=[conn])
-    q.add_argument("job", metavar="JOB", help="job name or id")
+    q = action("logs", "the current run's log", cmd_logs)
     q.add_argument("--follow", "-f", action="store_true", help="keep printing as it grows")
     q.add_argument("--run", dest="run_id", help="an earlier run's id (see `jobs events`)")
-    q.set_defaults(run=cmd_logs)
 
-    q = actions.add_parser("versions", help="the job's versions", parents=[conn])
-    q.add_argument("job", metavar="JOB", help="job name or id")
-    q.add_argument("--json", action="store_true", help="print the versions as JSON")
-    q.set_defaults(run=cmd_versions)
-
-    q = actions.add_parser(
-        "events", help="who did what, and what the supervisor did", parents=[conn]
-    )
-    q.add_argument("job", metavar="JOB", help="job name or id")
+    action("versions", "the job's versions", cmd_versions, json_of="versions")
+    q = action("events", "who did what, and what the supervisor did", cmd_events, json_of="events")
     q.add_argument("--last", type=int, default=100, metavar="N", help="the last N (default 100)")
-    q.add_argument("--json", action="store_true", help="print the events as JSON")
-    q.set_defaults(run=cmd_events)
 
 
 def _connection(parser: argparse.ArgumentParser, default) -> None:

@@ -140,3 +140,15 @@ def test_sigterm_stops_the_server_cleanly(tmp_path):
     assert server.call("GET", "me", "alice").status_code == 200
     assert server.stop() == 0
     assert not (tmp_path / "state" / "service.json").exists()
+
+
+def test_a_taken_port_is_one_clear_line(served, tmp_path):
+    from cli_runner import workbench
+
+    port = served.url.rstrip("/").rsplit(":", 1)[1]
+    done = workbench("serve", "--port", port, "--state", tmp_path / "other", timeout=60)
+    assert done.returncode == 1
+    assert (
+        done.stderr.strip().splitlines()[-1].startswith(f"error: cannot listen on 127.0.0.1:{port}")
+    )
+    assert "--port 0" in done.stderr and "Traceback" not in done.stderr

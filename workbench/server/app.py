@@ -22,6 +22,7 @@ from typing import Any
 
 import tornado.web
 
+from workbench.exceptions import WorkbenchError
 from workbench.server.handlers import ApiError, ApiHandler, NoRoute, rules
 from workbench.server.identity import Identify, TokenIdentity, local_token, read_token
 
@@ -78,7 +79,13 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
 
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
     app = make_app(service, identity_for(config, state), executor)
-    sockets = bind_sockets(port, host)
+    try:
+        sockets = bind_sockets(port, host)
+    except OSError as err:
+        raise WorkbenchError(
+            f"cannot listen on {host}:{port} ({err.strerror}): give another --port, "
+            "or --port 0 for a free one"
+        ) from None
     bound = sockets[0].getsockname()[1]
     server = HTTPServer(app, xheaders=True)
     server.add_sockets(sockets)
@@ -98,7 +105,7 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
         await stop.wait()
     finally:
         server.stop()
-        await loop.run_in_executor(executor, service.stop_supervisor)
+        await loop.run_in_executor(executor, service.close)
         executor.shutdown(wait=False)
         _remove_service_file(record)
     print("workbench job service stopped (jobs keep running)", flush=True)

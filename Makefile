@@ -2,7 +2,8 @@
 #   make demo    set up, then run the demo dagger on the embedded default
 #   make test    set up, then run the whole test suite
 #   make check   ruff (lint + format check) and mypy on workbench/
-#   make kernel  install the "Dagger Workbench (PySpark)" Jupyter kernel into .venv
+#   make kernel  install the "Dagger Workbench (PySpark)" Jupyter kernel into .venv and
+#                enable the job service's Jupyter server extension there
 #   make lab     set up, install the kernel, then start JupyterLab on notebooks/
 #                (LAB_ARGS="--no-browser --port 8888 ..." passes options to jupyter lab)
 
@@ -41,6 +42,7 @@ test: setup test-system
 
 kernel: $(STAMP)
 	$(BIN)/workbench kernel install
+	$(BIN)/jupyter server extension enable --sys-prefix workbench.server
 
 lab: setup kernel
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)

@@ -270,3 +270,16 @@ class JobConflictError(JobServiceError):
     team's job)."""
 
     status = 409
+
+
+class ServiceRequestError(WorkbenchError):
+    """The job service refused a request with an error this client has no class for;
+    ``status`` is the HTTP status, ``kind`` the server's error type."""
+
+    def __init__(self, status: int, kind: str, message: str):
+        self.status, self.kind = status, kind
+        super().__init__(message)
+
+
+class ServiceUnreachableError(WorkbenchError):
+    """No job service answers at the URL given, or the embedded one did not start."""

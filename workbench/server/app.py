@@ -1,0 +1,139 @@
+"""``workbench serve``: the job service as a standalone tornado server.
+
+The routes are :mod:`workbench.server.handlers` under ``/workbench/api/``; callers
+authenticate with ``Authorization: token T`` (or ``Bearer T``), T from the service
+config's tokens, or the owner's token in ``$STATE/local-token`` (created 0600 on first
+start; its holder is an admin). The server runs the JobService's supervisor; SIGTERM or
+SIGINT stops the server and the supervisor, not the jobs (each is its own process, and
+the next start re-attaches to them). ``$STATE/service.json`` (``{url, pid, token_file}``)
+tells clients where it listens; it is removed on a clean stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import tornado.web
+
+from workbench.exceptions import WorkbenchError
+from workbench.server.handlers import ApiError, ApiHandler, NoRoute, rules
+from workbench.server.identity import Identify, TokenIdentity, local_token, read_token
+
+log = logging.getLogger("workbench.server")
+
+SERVICE_FILE = "service.json"
+
+
+class StandaloneHandler(ApiHandler):
+    """Every request needs a caller: 401 before anything else."""
+
+    def prepare(self) -> None:
+        self.caller()
+
+    def check_xsrf_cookie(self) -> None:  # token-only API: no cookies to forge
+        return None
+
+
+def make_app(service: Any, identify: Identify, executor=None) -> tornado.web.Application:
+    settings = {"service": service, "identify": identify, "executor": executor}
+    handlers: list[Any] = rules("/", StandaloneHandler, settings)
+    return tornado.web.Application(
+        handlers,
+        default_handler_class=NoRoute,
+        default_handler_args=settings,
+    )
+
+
+def identity_for(config: Any, state_dir: Path) -> TokenIdentity:
+    """Tokens from the config, plus the owner's local token."""
+    return TokenIdentity(config.all_tokens(), owner_token=read_token(local_token(state_dir)))
+
+
+def serve(
+    state_dir: Path | None = None,
+    config_file: Path | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    ready=None,
+) -> int:
+    """Run the service until SIGTERM/SIGINT. ``ready(url)`` is called once listening."""
+    from workbench.jobs.config import ServiceConfig
+    from workbench.jobs.service import JobService
+
+    config = ServiceConfig.load(state_dir, config_file)
+    state = Path(config.state_dir)
+    service = JobService(config)
+    return asyncio.run(_run(service, config, state, host, port, ready))
+
+
+async def _run(service, config, state: Path, host: str, port: int, ready) -> int:
+    from tornado.httpserver import HTTPServer
+    from tornado.netutil import bind_sockets
+
+    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
+    app = make_app(service, identity_for(config, state), executor)
+    try:
+        sockets = bind_sockets(port, host)
+    except OSError as err:
+        raise WorkbenchError(
+            f"cannot listen on {host}:{port} ({err.strerror}): give another --port, "
+            "or --port 0 for a free one"
+        ) from None
+    bound = sockets[0].getsockname()[1]
+    server = HTTPServer(app, xheaders=True)
+    server.add_sockets(sockets)
+    url = f"http://{_url_host(host)}:{bound}/"
+    supervising = service.start_supervisor()
+    record = write_service_file(state, url)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    print(f"workbench job service on {url} (state {state}, pid {os.getpid()})", flush=True)
+    if not supervising:
+        print("another process supervises this state's jobs: serving the API only", flush=True)
+    if ready:
+        ready(url)
+    try:
+        await stop.wait()
+    finally:
+        server.stop()
+        await loop.run_in_executor(executor, service.close)
+        executor.shutdown(wait=False)
+        _remove_service_file(record)
+    print("workbench job service stopped (jobs keep running)", flush=True)
+    return 0
+
+
+def _url_host(host: str) -> str:
+    if host in ("", "0.0.0.0", "::"):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def write_service_file(state: Path, url: str) -> Path:
+    path = state / SERVICE_FILE
+    data = {"url": url, "pid": os.getpid(), "token_file": str(local_token(state))}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _remove_service_file(path: Path) -> None:
+    """Remove ``service.json`` if it is still this process's."""
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+__all__ = ["ApiError", "make_app", "serve", "SERVICE_FILE", "write_service_file"]

@@ -1,0 +1,185 @@
+"""``ServiceClient``: the job service over HTTP, for the CLI, ``promote`` and notebooks.
+
+Where it connects: ``url``/``token`` given, else ``$WORKBENCH_SERVER`` /
+``$WORKBENCH_TOKEN``, else the embedded default (:mod:`workbench.server.embedded`: the
+local service of ``$WORKBENCH_HOME/service``, started on first use and reused while it
+lives; its owner token makes the local user an admin). The methods mirror
+:class:`workbench.jobs.service.JobService` without its ``who`` argument; an error answer
+raises the service's own exception class (``JobNotFoundError``, ``JobForbiddenError``...)
+with the server's message.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import requests
+
+from workbench import exceptions
+from workbench.exceptions import ServiceRequestError, ServiceUnreachableError, WorkbenchError
+
+SERVER_ENV = "WORKBENCH_SERVER"
+TOKEN_ENV = "WORKBENCH_TOKEN"
+API = "workbench/api/"
+#: Job statuses after which a followed log gets no more lines.
+FINAL = {"STOPPED", "FAILED"}
+
+
+class ServiceClient:
+    def __init__(self, url: str | None = None, token: str | None = None, timeout: float = 60):
+        url = url or os.environ.get(SERVER_ENV) or None
+        token = token or os.environ.get(TOKEN_ENV) or None
+        if not url:
+            from workbench.server.embedded import ensure
+
+            url, local = ensure()
+            token = token or local
+        self.url = url.rstrip("/") + "/"
+        self.timeout = timeout
+        self.http = requests.Session()
+        if token:
+            self.http.headers["Authorization"] = f"token {token}"
+
+    # -- jobs -------------------------------------------------------------------------
+    def list_jobs(self, team: str | None = None) -> list[dict]:
+        return self._get("jobs", params={"team": team} if team else None)["jobs"]
+
+    def get_job(self, ref: int | str) -> dict:
+        return self._get(_job(ref))
+
+    def submit(
+        self,
+        *,
+        name: str,
+        team: str,
+        spec_yaml: str,
+        cluster: str | None = None,
+        notebook: bytes | None = None,
+        parity: dict | None = None,
+        note: str = "",
+    ) -> dict:
+        body: dict[str, Any] = {"name": name, "team": team, "spec_yaml": spec_yaml, "note": note}
+        if cluster:
+            body["cluster"] = cluster
+        if notebook is not None:
+            body["notebook"] = base64.b64encode(notebook).decode("ascii")
+        if parity is not None:
+            body["parity"] = parity
+        return self._send("POST", "jobs", body)
+
+    def edit(self, ref: int | str, spec_yaml: str, note: str = "") -> dict:
+        return self._send("PUT", _job(ref), {"spec_yaml": spec_yaml, "note": note})
+
+    def stop(self, ref: int | str) -> dict:
+        return self._send("POST", _job(ref, "stop"))
+
+    def start(self, ref: int | str) -> dict:
+        return self._send("POST", _job(ref, "start"))
+
+    def restart(self, ref: int | str) -> dict:
+        return self._send("POST", _job(ref, "restart"))
+
+    def versions(self, ref: int | str) -> list[dict]:
+        return self._get(_job(ref, "versions"))["versions"]
+
+    def rollback(self, ref: int | str, version: int) -> dict:
+        return self._send("POST", _job(ref, "rollback"), {"version": int(version)})
+
+    def notebook(self, ref: int | str, version: int) -> bytes:
+        return self._request("GET", _job(ref, f"versions/{int(version)}/notebook")).content
+
+    def progress(self, ref: int | str, last: int = 20) -> list[dict]:
+        return self._get(_job(ref, "progress"), params={"last": last})["progress"]
+
+    def events(self, ref: int | str, last: int = 100) -> list[dict]:
+        return self._get(_job(ref, "events"), params={"last": last})["events"]
+
+    def me(self) -> dict:
+        return self._get("me")
+
+    # -- logs -------------------------------------------------------------------------
+    def logs(
+        self, ref: int | str, *, run: str | None = None, offset: int = 0, limit_bytes: int = 65536
+    ) -> dict:
+        """A piece of a run's log: ``{"run", "offset", "next_offset", "text", "running"}``."""
+        params: dict[str, Any] = {"offset": offset, "limit": limit_bytes}
+        if run:
+            params["run"] = run
+        return self._get(_job(ref, "logs"), params=params)
+
+    def follow_logs(
+        self, ref: int | str, *, run: str | None = None, offset: int = 0, poll_s: float = 1.0
+    ) -> Iterator[str]:
+        """The log's text as it grows, across the job's runs unless ``run`` is given; ends
+        once the job is STOPPED or FAILED (or that run ended) and everything is read."""
+        current = run
+        while True:
+            piece = self.logs(ref, run=run, offset=offset)
+            if current is not None and piece["run"] != current:
+                current, offset = piece["run"], 0  # a new run began: read it from its start
+                continue
+            current = piece["run"]
+            if piece["text"]:
+                yield piece["text"]
+                offset = piece["next_offset"]
+                continue
+            if not piece["running"] and self._finished(ref, run, current):
+                return
+            time.sleep(poll_s)
+
+    def _finished(self, ref: int | str, run: str | None, current: str | None) -> bool:
+        if run is not None:
+            return True
+        job = self.get_job(ref)
+        newer = (job.get("run") or {}).get("id")
+        return job["status"] in FINAL and (newer is None or str(newer) == str(current))
+
+    # -- HTTP -------------------------------------------------------------------------
+    def _get(self, path: str, params: dict | None = None) -> Any:
+        return self._request("GET", path, params=params).json()
+
+    def _send(self, method: str, path: str, body: dict | None = None) -> Any:
+        return self._request(method, path, json=body or {}).json()
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        url = self.url + API + path
+        try:
+            answer = self.http.request(method, url, timeout=self.timeout, **kwargs)
+        except requests.ConnectionError:
+            raise ServiceUnreachableError(
+                f"no job service answers at {self.url}: start one with `workbench serve`, "
+                f"or unset {SERVER_ENV} to use the local one"
+            ) from None
+        if answer.status_code >= 400:
+            raise _error(answer)
+        return answer
+
+
+def _job(ref: int | str, tail: str = "") -> str:
+    return f"jobs/{quote(str(ref), safe='')}" + (f"/{tail}" if tail else "")
+
+
+def _error(answer: requests.Response) -> WorkbenchError:
+    """The service's error as the exception class it raised (the server's message)."""
+    try:
+        error = answer.json()["error"]
+        status, kind, message = int(error["status"]), str(error["type"]), str(error["message"])
+    except (ValueError, KeyError, TypeError):
+        text = answer.text.strip()[:200]
+        return ServiceRequestError(
+            answer.status_code,
+            "HTTPError",
+            f"{answer.url} answered HTTP {answer.status_code}: {text}: is it a job service?",
+        )
+    cls = getattr(exceptions, kind, None)
+    if isinstance(cls, type) and issubclass(cls, WorkbenchError):
+        err = cls.__new__(cls)
+        WorkbenchError.__init__(err, message)
+        err.status = status  # type: ignore[attr-defined]
+        return err
+    return ServiceRequestError(status, kind, message)

@@ -1,0 +1,131 @@
+"""The job service inside Jupyter: a jupyter_server extension mounting the same handlers
+(:mod:`workbench.server.handlers`) under the server's ``base_url``, so the API works in
+JupyterLab and under JupyterHub (``/user/NAME/workbench/api/...``).
+
+Enabled on install by ``jupyter-config/jupyter_server_config.d/dagger_workbench.json``
+(``jupyter server extension enable workbench.server`` for a development install).
+Requests go through Jupyter's own authentication (``@web.authenticated``), authorization
+(``@authorized`` on resource ``workbench``) and XSRF checks. The caller is Jupyter's user
+(``current_user.username``: the JupyterHub user under Hub); on a plain Jupyter server,
+whose token names nobody, the caller is the server's owner (an admin), as with the
+embedded service. Settings are the traits of :class:`WorkbenchService`
+(``c.WorkbenchService.state_dir`` ...).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+from traitlets import Bool, Enum, Unicode
+from traitlets.config import Configurable
+
+from workbench.server.handlers import ApiHandler, rules
+from workbench.server.identity import Caller, Identify, local_user
+
+#: Environment variable naming the state folder when the trait is not set.
+STATE_ENV = "WORKBENCH_SERVICE_STATE"
+
+
+class WorkbenchService(Configurable):
+    """The job service's settings in a Jupyter server."""
+
+    state_dir = Unicode(
+        "",
+        config=True,
+        help="Job service state folder (default: $WORKBENCH_SERVICE_STATE, else "
+        "$WORKBENCH_HOME/service).",
+    )
+    config_file = Unicode(
+        "", config=True, help="Job service config file (default: STATE/service.yaml)."
+    )
+    identity = Enum(
+        ["auto", "jupyter", "owner"],
+        default_value="auto",
+        config=True,
+        help="Who calls the job service: 'jupyter' = Jupyter's user name (JupyterHub's "
+        "user); 'owner' = the user running this server, as an admin; 'auto' = 'owner' "
+        "with Jupyter's own token/password login (it names nobody), else 'jupyter'.",
+    )
+    supervise = Bool(
+        True,
+        config=True,
+        help="Run the job supervisor in this server (only one process per state folder "
+        "supervises; the others serve the API).",
+    )
+
+
+class JupyterApiHandler(ApiHandler, APIHandler):
+    auth_resource = "workbench"
+
+
+def _guard(method: Any) -> Any:
+    return web.authenticated(authorized(method))
+
+
+def _jupyter_server_extension_points() -> list[dict]:
+    return [{"module": "workbench.server.extension"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    from workbench.jobs.config import ServiceConfig
+    from workbench.jobs.service import JobService
+
+    settings = WorkbenchService(parent=serverapp)
+    state = settings.state_dir or os.environ.get(STATE_ENV) or None
+    config = ServiceConfig.load(
+        Path(state) if state else None, Path(settings.config_file) if settings.config_file else None
+    )
+    service = JobService(config)
+    if settings.supervise:
+        _supervise(service, serverapp)
+    identify = jupyter_identity(settings.identity, serverapp.identity_provider)
+    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
+    handler_settings = {"service": service, "identify": identify, "executor": executor}
+    serverapp.web_app.settings["workbench_service"] = service
+    base_url = serverapp.web_app.settings.get("base_url", "/")
+    serverapp.web_app.add_handlers(
+        ".*$", rules(base_url, JupyterApiHandler, handler_settings, wrap=_guard)
+    )
+    serverapp.log.info(
+        "workbench job service at %sworkbench/api (state %s)", base_url, config.state_dir
+    )
+
+
+def _supervise(service: Any, serverapp: Any) -> None:
+    if service.start_supervisor():
+        atexit.register(service.stop_supervisor)
+    else:
+        serverapp.log.info("workbench job service: another process supervises the jobs")
+
+
+def jupyter_identity(mode: str, provider: Any) -> Identify:
+    """The caller of a Jupyter request, as :class:`WorkbenchService.identity` says."""
+    if mode == "auto":
+        mode = "owner" if _names_nobody(provider) else "jupyter"
+    if mode == "owner":
+        owner = Caller(local_user(), owner=True)
+        return lambda handler: owner if handler.current_user else None
+
+    def from_jupyter(handler: Any) -> Caller | None:
+        user = handler.current_user
+        return Caller(user.username) if user else None
+
+    return from_jupyter
+
+
+def _names_nobody(provider: Any) -> bool:
+    """Jupyter's stock token/password login: one shared secret, anonymous users."""
+    from jupyter_server.auth.identity import (
+        IdentityProvider,
+        LegacyIdentityProvider,
+        PasswordIdentityProvider,
+    )
+
+    return type(provider) in (IdentityProvider, PasswordIdentityProvider, LegacyIdentityProvider)

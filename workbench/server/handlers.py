@@ -1,0 +1,301 @@
+"""The job service's REST handlers, shared by ``workbench serve`` and the Jupyter server
+extension: JSON in and out, under ``{base_url}workbench/api/``.
+
+Each route is a small mixin (``get``/``post``/``put``) over :class:`ApiHandler`, which
+turns the request's caller into the service's Principal, runs the JobService call in a
+thread (the service is synchronous; the server's loop stays free) and writes errors as
+``{"error": {"status", "type", "message"}}``: the typed error's status (400/403/404/409)
+and message; anything unexpected is a 500 whose body names no detail, only a reference
+to the server log. :func:`rules` mounts the routes on a given tornado handler class.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import uuid
+from concurrent.futures import Executor
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from tornado.web import HTTPError, RequestHandler
+
+from workbench.exceptions import WorkbenchError
+from workbench.server.identity import Caller, Identify, principal
+
+log = logging.getLogger("workbench.server")
+
+API = "workbench/api"
+#: HTTP statuses a WorkbenchError's ``status`` may carry to the client; others mean 400.
+ERROR_STATUSES = {400, 401, 403, 404, 409}
+#: POST /jobs body keys (JobService.submit's keywords); ``notebook`` is base64.
+SUBMIT_KEYS = {"name", "team", "spec_yaml", "cluster", "notebook", "parity", "note"}
+
+
+class ApiError(HTTPError):
+    """An error answered as JSON: ``status``, ``type`` and a message saying what to do."""
+
+    def __init__(self, status: int, kind: str, message: str):
+        super().__init__(status)
+        self.kind, self.message = kind, message
+
+
+def error_body(status: int, kind: str, message: str) -> dict:
+    return {"error": {"status": status, "type": kind, "message": message}}
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, default=_jsonable)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, set | frozenset | tuple):
+        return sorted(value) if isinstance(value, set | frozenset) else list(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+class ApiHandler(RequestHandler):
+    """The part every route shares; :func:`rules` mixes each route into the server's own
+    handler class."""
+
+    service: Any
+    identify: Identify
+    executor: Executor | None
+
+    def initialize(self, service: Any, identify: Identify, executor: Executor | None = None):
+        self.service, self.identify, self.executor = service, identify, executor
+
+    def caller(self) -> Caller:
+        found = self.identify(self)
+        if found is None:
+            raise ApiError(
+                401,
+                "Unauthorized",
+                "no valid token: send 'Authorization: token T' with a token from the service "
+                "config (tokens or tokens_file), or the owner's token in STATE/local-token",
+            )
+        return found
+
+    async def call(self, operation: str, *args: Any, **kwargs: Any) -> Any:
+        """``service.<operation>(who, *args, **kwargs)`` in a worker thread."""
+        caller = self.caller()
+
+        def run() -> Any:
+            who = principal(self.service, caller)
+            return getattr(self.service, operation)(who, *args, **kwargs)
+
+        loop = self._loop()
+        try:
+            return await loop.run_in_executor(self.executor, run)
+        except WorkbenchError as err:
+            status = getattr(err, "status", None)
+            status = status if status in ERROR_STATUSES else 400
+            raise ApiError(status, type(err).__name__, str(err)) from err
+
+    async def who(self) -> Any:
+        caller = self.caller()
+        return await self._loop().run_in_executor(self.executor, principal, self.service, caller)
+
+    @staticmethod
+    def _loop():
+        import asyncio
+
+        return asyncio.get_running_loop()
+
+    def reply(self, data: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(to_json(data))
+
+    def body(self, known: set[str], required: tuple[str, ...] = ()) -> dict:
+        """The request's JSON object, checked against ``known`` and ``required`` keys."""
+        raw = self.request.body
+        try:
+            data = json.loads(raw or b"{}")
+        except (ValueError, UnicodeDecodeError) as err:
+            raise ApiError(
+                400, "BadRequest", f"the body is not JSON ({err}): send an object"
+            ) from None
+        if not isinstance(data, dict):
+            raise ApiError(400, "BadRequest", "the body must be a JSON object")
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ApiError(
+                400, "BadRequest", f"unknown keys {unknown}; the keys are {sorted(known)}"
+            )
+        missing = [k for k in required if data.get(k) in (None, "")]
+        if missing:
+            raise ApiError(400, "BadRequest", f"missing {missing}: give them in the body")
+        return data
+
+    def int_arg(self, name: str, default: int | None) -> int | None:
+        value = self.get_query_argument(name, None)
+        if value in (None, ""):
+            return default
+        try:
+            return int(value)
+        except ValueError:
+            raise ApiError(
+                400, "BadRequest", f"query parameter '{name}' must be an integer, not {value!r}"
+            ) from None
+
+    def log_exception(self, typ, value, tb) -> None:  # type: ignore[no-untyped-def]
+        if isinstance(value, HTTPError):
+            super().log_exception(typ, value, tb)
+        # anything else: write_error logs it once, with the reference it answers
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        err = (kwargs.get("exc_info") or (None, None, None))[1]
+        if isinstance(err, ApiError):
+            body = error_body(err.status_code, err.kind, err.message)
+        elif isinstance(err, HTTPError):
+            reason = err.reason or self._reason
+            body = error_body(status_code, reason.replace(" ", ""), err.log_message or reason)
+        elif status_code >= 500:
+            ref = uuid.uuid4().hex[:8]
+            log.error("internal error %s", ref, exc_info=kwargs.get("exc_info"))
+            body = error_body(
+                500, "InternalError", f"the job service failed (ref {ref}): see its log"
+            )
+        else:
+            body = error_body(status_code, "Error", self._reason)
+        self.set_header("Content-Type", "application/json")
+        self.finish(to_json(body))
+
+
+class JobsRoute(ApiHandler):
+    async def get(self) -> None:
+        team = self.get_query_argument("team", None)
+        self.reply({"jobs": await self.call("list_jobs", team=team or None)})
+
+    async def post(self) -> None:
+        data = self.body(SUBMIT_KEYS, required=("name", "team", "spec_yaml"))
+        if data.get("notebook") is not None:
+            data["notebook"] = _unbase64(data["notebook"], "notebook")
+        self.reply(await self.call("submit", **data), status=201)
+
+
+class JobRoute(ApiHandler):
+    async def get(self, ref: str) -> None:
+        self.reply(await self.call("get_job", ref))
+
+    async def put(self, ref: str) -> None:
+        data = self.body({"spec_yaml", "note"}, required=("spec_yaml",))
+        self.reply(await self.call("edit", ref, data["spec_yaml"], note=data.get("note") or ""))
+
+
+class ActionRoute(ApiHandler):
+    async def post(self, ref: str, action: str) -> None:
+        self.reply(await self.call(action, ref))
+
+
+class RollbackRoute(ApiHandler):
+    async def post(self, ref: str) -> None:
+        version = self.body({"version"}, required=("version",))["version"]
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise ApiError(400, "BadRequest", f"'version' must be an integer, not {version!r}")
+        self.reply(await self.call("rollback", ref, version))
+
+
+class VersionsRoute(ApiHandler):
+    async def get(self, ref: str) -> None:
+        self.reply({"versions": await self.call("versions", ref)})
+
+
+class NotebookRoute(ApiHandler):
+    async def get(self, ref: str, number: str) -> None:
+        record = await self.call("notebook", ref, int(number))
+        self.set_header("Content-Type", "application/x-ipynb+json")
+        self.finish(record)
+
+
+class LogsRoute(ApiHandler):
+    async def get(self, ref: str) -> None:
+        run = self.get_query_argument("run", None)
+        offset = self.int_arg("offset", 0)
+        limit = self.int_arg("limit", 65536)
+        self.reply(await self.call("logs", ref, run=run, offset=offset, limit_bytes=limit))
+
+
+class ProgressRoute(ApiHandler):
+    async def get(self, ref: str) -> None:
+        self.reply({"progress": await self.call("progress", ref, last=self.int_arg("last", 20))})
+
+
+class EventsRoute(ApiHandler):
+    async def get(self, ref: str) -> None:
+        self.reply({"events": await self.call("events", ref, last=self.int_arg("last", 100))})
+
+
+class MeRoute(ApiHandler):
+    async def get(self) -> None:
+        who = await self.who()
+        teams = getattr(who, "teams", ())
+        self.reply({"user": who.user, "teams": sorted(teams), "admin": bool(who.admin)})
+
+
+class NoRoute(ApiHandler):
+    """Any other path under the API: a JSON 404 listing the routes."""
+
+    def prepare(self) -> None:
+        raise ApiError(
+            404, "NoSuchRoute", f"no API route {self.request.path}: the routes are {ROUTE_LIST}"
+        )
+
+
+def _unbase64(value: Any, key: str) -> bytes:
+    try:
+        return base64.b64decode(str(value), validate=True)
+    except (binascii.Error, ValueError):
+        raise ApiError(400, "BadRequest", f"'{key}' must be base64 text") from None
+
+
+_REF = r"([^/]+)"
+#: (path under ``workbench/api/``, route class)
+ROUTES: list[tuple[str, type[ApiHandler]]] = [
+    ("jobs", JobsRoute),
+    (f"jobs/{_REF}", JobRoute),
+    (f"jobs/{_REF}/(stop|start|restart)", ActionRoute),
+    (f"jobs/{_REF}/rollback", RollbackRoute),
+    (f"jobs/{_REF}/versions", VersionsRoute),
+    (rf"jobs/{_REF}/versions/(\d+)/notebook", NotebookRoute),
+    (f"jobs/{_REF}/logs", LogsRoute),
+    (f"jobs/{_REF}/progress", ProgressRoute),
+    (f"jobs/{_REF}/events", EventsRoute),
+    ("me", MeRoute),
+]
+ROUTE_LIST = (
+    "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,rollback,versions,logs,progress,events}, "
+    "jobs/JOB/versions/N/notebook, me"
+)
+
+
+def rules(
+    base_url: str,
+    base: type,
+    settings: dict,
+    wrap: Any = None,
+) -> list[tuple[str, type, dict]]:
+    """Tornado URL rules for every route under ``{base_url}workbench/api/``: each route
+    mixed into ``base`` (a RequestHandler class), its methods passed through ``wrap``
+    (the Jupyter extension's authentication), ``settings`` given to ``initialize``."""
+    prefix = base_url.rstrip("/") + "/" + API + "/"
+    out = []
+    for path, route in ROUTES:
+        methods = {
+            name: wrap(getattr(route, name)) if wrap else getattr(route, name)
+            for name in ("get", "post", "put")
+            if name in route.__dict__
+        }
+        handler = type(route.__name__, (route, base), methods)
+        out.append((prefix + path + "/?", handler, settings))
+    return out

@@ -306,6 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
     from workbench import cli_dashboard
 
     cli_dashboard.add_commands(sub)
+    from workbench import cli_promote
+
+    cli_promote.add_commands(sub)
     return parser
 
 

@@ -42,7 +42,7 @@ def cmd_promote(args: argparse.Namespace) -> int:
     params = {key: parameter(value) for key, value in args.parameters}
     say = lambda text: print(text, flush=True)  # noqa: E731
     promotion = prepare(args.notebook, name=args.name, params=params, kernel=args.kernel,
-                        emit=say)  # fmt: skip
+                        workdir=args.workdir, emit=say)  # fmt: skip
     if args.dry_run:
         print(f"--- spec ({promotion.name})\n{promotion.spec_yaml.rstrip()}")
         print(f"--- parity\n{json.dumps(promotion.parity, indent=2)}")
@@ -78,6 +78,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="a papermill parameter; VALUE is YAML (repeatable)",
     )
     p.add_argument("--kernel", help="the Jupyter kernel (default: the notebook's own)")
+    p.add_argument(
+        "--workdir",
+        metavar="DIR",
+        help="keep the executed notebook, the record and the replay here "
+        "(default: $WORKBENCH_HOME/promote/NOTEBOOK-TIME)",
+    )
     p.add_argument("--server", help="the job service URL (default: $WORKBENCH_SERVER, else "
                    "the local service)")  # fmt: skip
     p.add_argument("--token", help="API token (default: $WORKBENCH_TOKEN)")

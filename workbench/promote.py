@@ -64,10 +64,12 @@ def prepare(
     notebook = Path(notebook)
     if not notebook.is_file():
         raise PromoteError(f"{notebook}: no such notebook file")
+    params = dict(params or {})
+    check_parameters(notebook, params)
     work = Path(workdir) if workdir else _default_workdir(notebook)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    executed = execute(notebook, work, dict(params or {}), kernel)
+    executed = execute(notebook, work, params, kernel)
     papermill_s = time.perf_counter() - t0
     _say(emit, f"papermill: executed {notebook.name} in promote mode ({papermill_s:.1f}s)")
     spec = recorded_spec(work / "record", name)
@@ -133,7 +135,6 @@ def submit(
 def execute(notebook: Path, work: Path, params: dict[str, Any], kernel: str | None) -> Path:
     """Run papermill on ``notebook`` (in its folder) with the record folder ``work/record``
     in the kernel's environment; returns the executed notebook."""
-    _check_parameters(notebook, params)
     record = work / "record"
     record.mkdir(exist_ok=True)
     out = work / notebook.name
@@ -150,7 +151,8 @@ def execute(notebook: Path, work: Path, params: dict[str, Any], kernel: str | No
     return out
 
 
-def _check_parameters(notebook: Path, params: Mapping[str, Any]) -> None:
+def check_parameters(notebook: Path, params: Mapping[str, Any]) -> None:
+    """Every parameter is one of the notebook's (its ``parameters`` cell)."""
     from papermill import inspect_notebook
 
     known = inspect_notebook(str(notebook))

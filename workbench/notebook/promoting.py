@@ -103,6 +103,7 @@ def _record_preview(where: Path, preview: Preview, given: Mapping[str, Any]) -> 
         lines=True,
         date_format="iso",
         date_unit="us",
+        double_precision=15,
         default_handler=str,
     )
     options = {

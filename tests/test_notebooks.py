@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from geo_reference import s2_id, surge_windows
-from streaming import START, closed, surge_rows, to_ms
+from streaming import START, surge_rows, to_ms
 
 from workbench.generator import Generator
 from workbench.notebook.examples import demo_events
@@ -169,9 +169,8 @@ def test_api_health_notebook(run_example):
             assert near_percentile(r[f"latency_p{p}_ms"], latencies, p / 100), (r, p)
 
 
-def test_template_previews_then_promotes_to_a_streaming_job(
-    kafka_broker, workbench_kernel, tmp_path
-):
+def test_template_previews(kafka_broker, workbench_kernel, tmp_path):
+    """The template samples and previews (test_promote.py promotes it)."""
     from workbench.cli import main
 
     assert main(["new", "hotspots", "--dir", str(tmp_path)]) == 0
@@ -188,22 +187,10 @@ def test_template_previews_then_promotes_to_a_streaming_job(
             "starting_offsets": "earliest",
         }
     ]
-    common = {"streams": streams, "bootstrap_servers": kafka_broker.bootstrap}
-    expected = surge_windows(events_of("bookings"))
-
     preview_rows = tmp_path / "preview.jsonl"
-    execute(notebook, tmp_path / "preview.ipynb", workbench_kernel, mode="preview",
-            result_path=str(preview_rows), **common)  # fmt: skip
-    assert surge_rows(read_rows(preview_rows)) == expected
-
-    sink = tmp_path / "parquet"
-    execute(notebook, tmp_path / "run.ipynb", workbench_kernel, mode="run", available_now=True,
-            sinks=[{"type": "parquet", "path": str(sink)}],
-            checkpoint=str(tmp_path / "checkpoint"), **common)  # fmt: skip
-    import pandas as pd
-
-    written = pd.read_parquet(sink).to_dict("records")
-    assert surge_rows(written) == closed(expected, events_of("bookings"))
+    execute(notebook, tmp_path / "preview.ipynb", workbench_kernel, streams=streams,
+            bootstrap_servers=kafka_broker.bootstrap, result_path=str(preview_rows))  # fmt: skip
+    assert surge_rows(read_rows(preview_rows)) == surge_windows(events_of("bookings"))
 
 
 def test_every_shipped_notebook_is_tested():

@@ -30,8 +30,9 @@ def test_new_makes_a_parameterised_notebook_and_never_overwrites(tmp_path):
     assert nb.metadata.kernelspec == KERNEL
     parameters = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(parameters) == 1
-    for name in ("mode", "streams", "sinks", "checkpoint"):
+    for name in ("streams", "sinks", "bootstrap_servers"):
         assert f"\n{name} = " in "\n" + parameters[0].source
+    assert "\nmode = " not in "\n" + parameters[0].source  # no "run" mode: promote runs it
     assert "name = 'eta-delays'" in parameters[0].source
     with pytest.raises(WorkbenchError, match="exists"):
         new("eta-delays", tmp_path)

@@ -38,8 +38,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "new",
         help="create a dagger notebook from the template",
         description="Create NAME.ipynb from the 'new dagger' template: a papermill "
-        "parameters cell (mode, streams, sinks, checkpoint), the SQL, a preview, and the "
-        "streaming job that `papermill NAME.ipynb out.ipynb -p mode run` promotes it to.",
+        "parameters cell (streams, sinks), the SQL and a preview; `workbench promote "
+        "NAME.ipynb --team TEAM` then makes it a production job.",
     )
     n.add_argument("name", metavar="NAME", help="dagger name (the notebook is NAME.ipynb)")
     n.add_argument("--dir", default=".", help="folder to create it in (default: here)")

@@ -283,3 +283,28 @@ class ServiceRequestError(WorkbenchError):
 
 class ServiceUnreachableError(WorkbenchError):
     """No job service answers at the URL given, or the embedded one did not start."""
+
+
+class PromoteError(WorkbenchError):
+    """A notebook that cannot be promoted: it failed under papermill, ran no preview, or
+    recorded no spec; the message says which cell or step and what to do."""
+
+
+class StreamInPromoteError(PromoteError):
+    """A streaming job started while ``workbench promote`` executes the notebook."""
+
+    def __init__(self, what: str = "a streaming job"):
+        super().__init__(
+            f"{what} was started during promote: the stream never runs inside papermill; "
+            "promote starts it in the job service. Remove the cell that starts it (the "
+            "preview is all promote needs)."
+        )
+
+
+class ParityError(PromoteError):
+    """The preview's rows differ from the production plan's over the same sample offsets;
+    ``only_preview`` and ``only_replay`` hold the differing rows (up to 10 each)."""
+
+    def __init__(self, message: str, only_preview: list[dict], only_replay: list[dict]):
+        self.only_preview, self.only_replay = only_preview, only_replay
+        super().__init__(message)

@@ -162,8 +162,10 @@ class StreamingJob:
     # --- running ----------------------------------------------------------------------
 
     def start(self) -> StreamingJob:
+        from workbench.notebook.promoting import refuse_stream
         from workbench.sinks.log import LogConfig
 
+        refuse_stream(f"streaming job '{self.spec.name}'")
         note = checkpoints.check(self.checkpoint, self.spec)
         if note and self.emit is not None:
             self.emit(note)

@@ -106,7 +106,8 @@ def example(ex: Example) -> Any:
             f"# {ex.title}\n\n{ex.story}\n\nRun it top to bottom: it starts the local Kafka "
             "broker if `bootstrap_servers` is `None`, publishes seeded demo events to its own "
             "topic, samples exactly the events it published (whatever else the topic holds) "
-            "and previews the dagger over the sample."
+            "and previews the dagger over the sample.\n\nPromote it to a production job as it is: "
+            f"`workbench promote notebooks/{ex.file} --team TEAM` (the README's Promote section)."
         ),  # fmt: skip
         _code(
             f"""
@@ -117,6 +118,7 @@ seed = 7
 start = None  # event time of the first demo event (ISO); None: two hours ago
 sample_last = 5000  # records per partition sampled when events is 0
 result_path = None  # save the preview rows here (JSON lines)
+sinks = None  # the job's sinks: None keeps the bundled spec's; a list of sink dicts replaces them
 """,
             "parameters",
         ),
@@ -132,7 +134,7 @@ if events:
     )
     print(f"published {{published}}")
 wb.connect(bootstrap)
-spec = wb.use(examples.bundled({ex.dagger!r}, topic=topic))
+spec = wb.use(examples.bundled({ex.dagger!r}, topic=topic, sinks=sinks))
 wb.streams()
 """
         ),
@@ -180,8 +182,8 @@ preview.counts
 
 
 def template(name: str = "my-dagger") -> Any:
-    """The "new dagger" notebook: edit the SQL, preview it, then promote it with papermill
-    (``-p mode run``), which runs the same spec as a checkpointed streaming job."""
+    """The "new dagger" notebook: edit the SQL and preview it; ``workbench promote`` then
+    makes it a production job as it is (the stream never runs in the notebook)."""
     from workbench.notebook.examples import bundled
 
     surge = bundled("surge-pricing")
@@ -193,21 +195,18 @@ def template(name: str = "my-dagger") -> Any:
 1. Describe the streams and sinks in the **parameters** cell below.
 2. Write the dagger SQL in the `SQL` cell, then run the notebook: it samples each stream
    and previews the SQL over the samples.
-3. Promote it: `papermill {name}.ipynb out.ipynb -p mode run` runs the same spec as a
-   checkpointed streaming job (`workbench run`) with these sinks and checkpoint.
+3. Promote it: `workbench promote {name}.ipynb --team TEAM` runs this notebook again in a
+   fresh kernel, checks that the production plan gives the preview's rows over the same
+   samples, and the job service starts the streaming job with these sinks.
 """),
         _code(
             f"""
-mode = "preview"  # "preview": sample and preview; "run": the streaming job
 name = {name!r}
 streams = {json.dumps(streams, indent=4)}
 sinks = [{{"type": "log"}}]
-checkpoint = None  # run: the job's checkpoint (default .workbench/checkpoints/NAME)
 bootstrap_servers = None  # None: each stream's own servers
-sample_last = 1000  # preview: records per partition in each sample
-duration_s = None  # run: stop after this many seconds (None: until stopped)
-available_now = False  # run: process what is in Kafka now, then stop
-result_path = None  # preview: save the rows here (JSON lines)
+sample_last = 1000  # records per partition in each sample
+result_path = None  # save the preview rows here (JSON lines)
 """,
             "parameters",
         ),
@@ -218,30 +217,19 @@ import workbench.notebook as wb
 from workbench.spec import parse
 
 spec = wb.use(parse({"name": name, "streams": streams, "sinks": sinks, "sql": SQL,
-                     "watermark_delay": "10s", "checkpoint": checkpoint}))
+                     "watermark_delay": "10s"}))
 wb.connect(bootstrap_servers)
 print(spec.to_yaml())
 """
         ),
         _code(
             """
-if mode == "preview":
-    for stream in spec.streams:
-        wb.sample(stream.table, last=sample_last)
-    preview = wb.preview()
-    if result_path:
-        preview.rows.to_json(result_path, orient="records", lines=True, date_format="iso")
-    display(preview)
-"""
-        ),
-        _code(
-            """
-if mode == "run":
-    from workbench.job import StreamingJob, with_bootstrap
-
-    job_spec = with_bootstrap(spec, bootstrap_servers) if bootstrap_servers else spec
-    totals = StreamingJob(job_spec, wb.spark(), available_now=available_now).run(duration_s)
-    print(totals)
+for stream in spec.streams:
+    wb.sample(stream.table, last=sample_last)
+preview = wb.preview()
+if result_path:
+    preview.rows.to_json(result_path, orient="records", lines=True, date_format="iso")
+preview
 """
         ),
     ]

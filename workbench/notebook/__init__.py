@@ -50,6 +50,7 @@ _state: dict[str, Any] = {
     "preview": None,
     "bundled": False,
     "jvm_log": False,
+    "given": {},  # spec keys the last preview was given explicitly (watermark_delay, emit)
 }
 
 
@@ -88,6 +89,7 @@ def spark_log(lines: int = 50) -> SparkLog:
 def connect(servers: str | None) -> None:
     """Read every stream from ``servers`` (None: back to each stream's own)."""
     _state["bootstrap"] = servers
+    _record()
 
 
 def bootstrap_for(stream: StreamSpec) -> str:
@@ -103,6 +105,7 @@ def use(spec: DaggerSpec | str | Path) -> DaggerSpec:
     for stream in spec.streams:
         _streams[stream.table] = (stream, tuple(spec.schemas))
     _state["spec"] = spec
+    _record()
     return spec
 
 
@@ -281,13 +284,14 @@ def preview(
     query = sql if sql is not None else current_spec()
     if query is None:
         raise UnknownNameError("spec", "(none)", [], where="give SQL, or use() a spec first")
-    spec = current_spec()
+    spec, given = current_spec(), watermark
     if isinstance(query, str) and spec is not None and watermark is None:
         watermark = spec.watermark_delay_ms
     result = run_preview(
         query, current_samples(tables), spark=spark(), watermark=watermark, emit=emit
     )
-    _state["preview"] = result
+    _state.update(preview=result, given={"watermark_delay": given, "emit": emit})
+    _record()
     return result
 
 
@@ -299,7 +303,39 @@ def reset() -> None:
     """Forget the current samples, spec, streams and connection (not Spark's session)."""
     samples.clear()
     _streams.clear()
-    _state.update(spec=None, bootstrap=None, preview=None, bundled=False)
+    _state.update(spec=None, bootstrap=None, preview=None, bundled=False, given={})
+
+
+def _record() -> None:
+    """In promote mode, record the spec and the last preview (:mod:`.promoting`)."""
+    from workbench.notebook import promoting
+
+    servers = _state["bootstrap"] or os.environ.get(BOOTSTRAP_ENV)
+    promoting.record(current_spec(), servers, last_preview(), _state["given"])
+
+
+def promote(
+    notebook: str | Path | None = None,
+    team: str | None = None,
+    *,
+    name: str | None = None,
+    cluster: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    server: str | None = None,
+    token: str | None = None,
+) -> dict[str, Any]:
+    """Promote the saved ``notebook`` to a production job of ``team``, as ``workbench
+    promote`` does (:func:`workbench.promote.promote`): papermill in a new kernel, the
+    parity check, then the job service starts the job. Returns the job."""
+    from workbench.exceptions import PromoteError
+    from workbench.notebook.promoting import notebook_path
+    from workbench.promote import promote as run
+
+    path = notebook_path(notebook)
+    if not team:
+        raise PromoteError(f"give the team that owns the job: wb.promote({str(path)!r}, team=...)")
+    return run(path, team, name=name, cluster=cluster, params=params, server=server,
+               token=token, emit=print)  # fmt: skip
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -16,10 +16,11 @@ run's, or ``workbench demo``'s from another time).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import UnknownNameError
 
@@ -100,41 +101,62 @@ def demo_events(
 
 
 def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30.0) -> dict[int, int]:
-    """The end offset of every partition of ``topic``."""
-    from confluent_kafka import Consumer, TopicPartition
+    """The end offset of every partition of ``topic``. A topic created a moment ago may
+    answer "not leader" for a while after its leaders show in the metadata: retried."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     from workbench.infra.kafka import LOG
 
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "workbench-offsets", "logger": LOG}
     )
+    deadline = time.monotonic() + timeout_s
     try:
         partitions = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
-        return {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
-            for p in sorted(partitions)
-        }
+        while True:
+            try:
+                return {
+                    p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[
+                        1
+                    ]
+                    for p in sorted(partitions)
+                }
+            except KafkaException as err:
+                if not _settling(err.args[0]) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
     finally:
         consumer.close()
+
+
+def _settling(error: Any) -> bool:
+    from confluent_kafka import KafkaError
+
+    codes = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+             KafkaError.UNKNOWN_TOPIC_OR_PART)  # fmt: skip
+    return bool(error.retriable()) or error.code() in codes
 
 
 def bundled_names() -> list[str]:
     return sorted(p.stem for p in _daggers().glob("*.yaml"))
 
 
-def bundled(name: str, *, topic: str | None = None) -> DaggerSpec:
+def bundled(name: str, *, topic: str | None = None, sinks: list[dict] | None = None) -> DaggerSpec:
     """The bundled dagger ``name`` (see :func:`bundled_names`); ``topic`` replaces its
-    stream's topics."""
-    from workbench.spec import load
+    stream's topics, ``sinks`` (sink dicts, as in a spec) its sinks."""
+    from workbench.spec import load, parse
 
     path = _daggers() / f"{name}.yaml"
     if not path.exists():
         raise UnknownNameError("bundled dagger", name, bundled_names())
     spec = load(path)
-    if topic is None:
+    if topic is not None:
+        streams = [s.model_copy(update={"topics": [topic]}) for s in spec.streams]
+        spec = spec.model_copy(update={"streams": streams})
+    if sinks is None:
         return spec
-    streams = [s.model_copy(update={"topics": [topic]}) for s in spec.streams]
-    return spec.model_copy(update={"streams": streams})
+    data = spec.model_dump(mode="json", exclude_defaults=True) | {"sinks": sinks}
+    return parse(data, f"{path.name} with the sinks given")
 
 
 def _daggers() -> Path:

@@ -1,0 +1,189 @@
+"""Promote, as users run it: papermill on the workbench kernel against the real broker, the
+record the notebook leaves in promote mode, and the parity check over the sample offsets
+(``replay --sample`` through Spark's Kafka source and the job's JVM decoder)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from cli_runner import workbench
+from geo_reference import surge_windows
+from streaming import START, SURGE_SQL, surge_rows
+from test_notebooks import events_of
+
+from workbench.exceptions import ParityError, PromoteError, StreamInPromoteError
+from workbench.notebook.examples import demo_events
+from workbench.parity import read_jsonl
+from workbench.promote import prepare
+from workbench.spec import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS, SEED = 1200, 13
+
+
+def example_params(broker, topic: str, **more) -> dict:
+    return {"bootstrap_servers": broker.bootstrap, "topic": topic, "events": EVENTS,
+            "seed": SEED, "start": START.isoformat(), **more}  # fmt: skip
+
+
+def code_notebook(path: Path, *cells: str, parameters: str = "bootstrap = None") -> Path:
+    """A notebook on the workbench kernel: a parameters cell, then ``cells``."""
+    from workbench.scaffold import KERNEL
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = KERNEL
+    first = nbformat.v4.new_code_cell(parameters)
+    first.metadata["tags"] = ["parameters"]
+    nb.cells = [first, *(nbformat.v4.new_code_cell(c) for c in cells)]
+    nbformat.write(nb, path)
+    return path
+
+
+USE_SURGE = """
+import workbench.notebook as wb
+from workbench.notebook import examples
+
+wb.connect(bootstrap)
+spec = wb.use(examples.bundled("surge-pricing", topic=topic))
+"""
+
+
+def test_surge_pricing_notebook_promotes_as_it_is(kafka_broker, workbench_kernel, tmp_path):
+    topic = f"promote-{uuid.uuid4().hex[:8]}"
+    sinks = [{"type": "parquet", "path": str(tmp_path / "out")}]
+    got = prepare(
+        ROOT / "notebooks" / "surge_pricing.ipynb",
+        params=example_params(kafka_broker, topic, sinks=sinks),
+        kernel=workbench_kernel,
+        workdir=tmp_path / "work",
+    )
+    spec = parse(yaml.safe_load(got.spec_yaml))
+    assert got.name == spec.name == "surge-pricing"
+    assert spec.streams[0].topics == [topic]
+    assert spec.streams[0].bootstrap_servers == kafka_broker.bootstrap  # wb.connect applied
+    assert [s.type for s in spec.sinks] == ["parquet"]  # the sinks parameter
+    assert spec.sql.strip() == SURGE_SQL.strip()  # the %%dagger cell's SQL
+    assert got.parity["status"] == "passed"
+    assert got.parity["rows"] == got.parity["replay_rows"] > 0
+    assert got.timings["papermill_s"] > 0 and got.timings["parity_s"] > 0
+    assert got.sha256 == hashlib.sha256(got.notebook_bytes).hexdigest()
+    executed = nbformat.reads(got.notebook_bytes.decode(), as_version=4)
+    assert executed.metadata.papermill.parameters["topic"] == topic
+    record = tmp_path / "work" / "record"
+    preview = read_jsonl((record / "preview.jsonl").read_text())
+    assert surge_rows(preview) == surge_windows(events_of("bookings", EVENTS, SEED))
+    assert json.loads((record / "samples" / "booking.json").read_text())["offsets"]
+
+
+def test_template_promotes_as_it_is(kafka_broker, workbench_kernel, tmp_path):
+    from workbench.cli import main
+
+    assert main(["new", "hotspots", "--dir", str(tmp_path)]) == 0
+    topic = f"promote-{uuid.uuid4().hex[:8]}"
+    demo_events(kafka_broker.bootstrap, "bookings", topic=topic, events=600, seed=SEED,
+                start=START)  # fmt: skip
+    streams = [{"table": "booking", "message": "esb.booking.BookingLogMessage",
+                "topics": [topic], "starting_offsets": "earliest"}]  # fmt: skip
+    got = prepare(
+        tmp_path / "hotspots.ipynb",
+        name="hotspots-prod",
+        params={"streams": streams, "bootstrap_servers": kafka_broker.bootstrap},
+        kernel=workbench_kernel,
+        workdir=tmp_path / "work",
+    )
+    spec = parse(yaml.safe_load(got.spec_yaml))
+    assert got.name == spec.name == "hotspots-prod"
+    assert [s.type for s in spec.sinks] == ["log"]
+    assert got.parity["status"] == "passed" and got.parity["rows"] > 0
+
+
+def test_a_preview_that_differs_from_the_production_plan_refuses_promotion(
+    kafka_broker, workbench_kernel, tmp_path
+):
+    """rand() draws anew in every plan: the preview's rows cannot be the replay's."""
+    topic = f"promote-{uuid.uuid4().hex[:8]}"
+    demo_events(kafka_broker.bootstrap, "bookings", topic=topic, events=300, seed=SEED,
+                start=START)  # fmt: skip
+    notebook = code_notebook(
+        tmp_path / "noisy.ipynb",
+        USE_SURGE,
+        "wb.sample('booking', last=100)",
+        "%%dagger\nSELECT customer_id, vehicle_type, rand() AS noise FROM `booking`",
+        parameters=f"bootstrap = {kafka_broker.bootstrap!r}\ntopic = {topic!r}",
+    )
+    with pytest.raises(ParityError) as err:
+        prepare(notebook, kernel=workbench_kernel, workdir=tmp_path / "work")
+    message = str(err.value)
+    assert "parity check failed" in message and "promotion refused" in message
+    assert "only in the preview" in message and "only in the replay" in message
+    assert 0 < len(err.value.only_preview) <= 10 and 0 < len(err.value.only_replay) <= 10
+    shown = err.value.only_preview[0]
+    assert set(shown) == {"customer_id", "vehicle_type", "noise"}
+    assert json.dumps(shown, sort_keys=True) in message
+
+
+def test_a_notebook_without_a_preview_is_refused(workbench_kernel, tmp_path):
+    notebook = code_notebook(
+        tmp_path / "nopreview.ipynb", USE_SURGE, parameters="bootstrap = None\ntopic = 't'"
+    )
+    with pytest.raises(PromoteError, match="ran no preview.*add a preview cell"):
+        prepare(notebook, kernel=workbench_kernel, workdir=tmp_path / "work")
+
+
+def test_a_stream_started_in_the_notebook_is_refused(workbench_kernel, tmp_path):
+    notebook = code_notebook(
+        tmp_path / "runs.ipynb",
+        USE_SURGE,
+        "from workbench.job import StreamingJob\n\nStreamingJob(spec).start()",
+        parameters="bootstrap = '127.0.0.1:1'\ntopic = 't'",
+    )
+    with pytest.raises(PromoteError) as err:
+        prepare(notebook, kernel=workbench_kernel, workdir=tmp_path / "work")
+    assert "failed under papermill in the cell `from workbench.job import" in str(err.value)
+    assert "the stream never runs inside papermill" in str(err.value)
+
+
+def test_streaming_job_start_refuses_in_promote_mode(monkeypatch, tmp_path):
+    from workbench.job import StreamingJob
+    from workbench.notebook.examples import bundled
+
+    monkeypatch.setenv("WORKBENCH_PROMOTE_DIR", str(tmp_path))
+    job = StreamingJob(bundled("surge-pricing"), checkpoint=tmp_path / "checkpoint")
+    with pytest.raises(StreamInPromoteError, match="promote starts it in the job service"):
+        job.start()
+    assert not (tmp_path / "checkpoint").exists()
+
+
+def test_cli_dry_run(kafka_broker, workbench_kernel, tmp_path):
+    topic = f"promote-{uuid.uuid4().hex[:8]}"
+    args = [f"-p {k} {v}" for k, v in example_params(kafka_broker, topic, events=600).items()]
+    result = workbench("promote", ROOT / "notebooks" / "api_health.ipynb", "--dry-run",
+                       "--kernel", workbench_kernel, "--workdir", tmp_path,
+                       *" ".join(args).split())  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("papermill: executed api_health.ipynb in promote mode (")
+    assert lines[1].startswith("parity: ") and "== replay over the sample offsets" in lines[1]
+    spec_text = result.stdout.split("--- spec (api-health)\n")[1].split("--- parity\n")[0]
+    assert parse(yaml.safe_load(spec_text)).streams[0].topics == [topic]
+    parity = json.loads(result.stdout.split("--- parity\n")[1].split("\ndry run:")[0])
+    assert parity["status"] == "passed" and parity["rows"] > 0
+    assert lines[-1] == f"dry run: nothing submitted; the executed notebook is in {tmp_path}"
+    assert (tmp_path / "api_health.ipynb").exists() and (tmp_path / "replay.jsonl").exists()
+
+
+def test_cli_refuses_unknown_parameters_and_a_missing_team():
+    notebook = ROOT / "notebooks" / "surge_pricing.ipynb"
+    result = workbench("promote", notebook, "--dry-run", "-p", "topics", "x")
+    assert result.returncode == 1
+    assert "Unknown parameter 'topics' of surge_pricing.ipynb. Did you mean topic?" in (
+        result.stderr
+    )
+    result = workbench("promote", notebook)
+    assert result.returncode == 1 and "--team TEAM" in result.stderr

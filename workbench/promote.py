@@ -1,0 +1,255 @@
+"""Promote a notebook to a production job: papermill, record, parity check, submission.
+
+:func:`prepare` executes the notebook with papermill (a separate process) in a fresh kernel
+(the notebook's own kernel unless ``kernel`` names another) with ``$WORKBENCH_PROMOTE_DIR``
+in the kernel's environment, so :mod:`workbench.notebook` records the spec, the last
+preview's samples and rows (:mod:`workbench.notebook.promoting`) and no stream starts.
+The executed notebook is the version's record (its bytes and sha256). Then the **parity
+check**: the saved samples run through the production plan with the promoted spec
+(:func:`workbench.replay.replay_samples`, i.e. ``workbench replay SPEC --sample ...``) and
+the rows must equal the preview's (:mod:`workbench.parity`); a difference raises
+:class:`~workbench.exceptions.ParityError` listing the rows. A notebook that ran no preview
+is refused (:class:`~workbench.exceptions.PromoteError`): the check needs one.
+
+:func:`promote` then submits the :class:`Promotion` to the job service
+(:class:`workbench.server.client.ServiceClient`), which starts the job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from workbench import parity
+from workbench.exceptions import ParityError, PromoteError, UnknownNameError, clip
+from workbench.notebook import promoting
+
+Emit = Callable[[str], None] | None
+
+
+@dataclass
+class Promotion:
+    """A notebook ready for the job service: the spec, the executed notebook, parity."""
+
+    name: str
+    spec_yaml: str
+    notebook_bytes: bytes = field(repr=False)
+    sha256: str
+    parity: dict[str, Any]
+    timings: dict[str, float]
+    workdir: Path
+
+
+def prepare(
+    notebook: str | Path,
+    *,
+    name: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    kernel: str | None = None,
+    workdir: str | Path | None = None,
+    emit: Emit = None,
+) -> Promotion:
+    """Execute ``notebook`` in promote mode and check parity; ``name`` renames the dagger
+    (default: the spec's name), ``params`` are papermill parameters, ``emit`` gets a line
+    per step as it ends."""
+    notebook = Path(notebook)
+    if not notebook.is_file():
+        raise PromoteError(f"{notebook}: no such notebook file")
+    params = dict(params or {})
+    check_parameters(notebook, params)
+    work = Path(workdir) if workdir else _default_workdir(notebook)
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    executed = execute(notebook, work, params, kernel)
+    papermill_s = time.perf_counter() - t0
+    _say(emit, f"papermill: executed {notebook.name} in promote mode ({papermill_s:.1f}s)")
+    spec = recorded_spec(work / "record", name)
+    t1 = time.perf_counter()
+    result = check_parity(spec, work / "record", work / "replay.jsonl")
+    parity_s = time.perf_counter() - t1
+    result["seconds"] = round(parity_s, 3)
+    _say(emit, f"parity: {result['rows']} preview rows == replay over the sample offsets "
+               f"({parity_s:.1f}s)")  # fmt: skip
+    data = executed.read_bytes()
+    return Promotion(
+        spec.name, spec.to_yaml(), data, hashlib.sha256(data).hexdigest(), result,
+        {"papermill_s": round(papermill_s, 3), "parity_s": round(parity_s, 3)}, work,
+    )  # fmt: skip
+
+
+def promote(
+    notebook: str | Path,
+    team: str,
+    *,
+    name: str | None = None,
+    cluster: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    server: str | None = None,
+    token: str | None = None,
+    kernel: str | None = None,
+    emit: Emit = None,
+) -> dict[str, Any]:
+    """:func:`prepare`, then submit to the job service (a new job, or a new version of the
+    job of that name); returns the job as the service shows it."""
+    promotion = prepare(notebook, name=name, params=params, kernel=kernel, emit=emit)
+    return submit(promotion, team, cluster=cluster, server=server, token=token, emit=emit)
+
+
+def submit(
+    promotion: Promotion,
+    team: str,
+    *,
+    cluster: str | None = None,
+    server: str | None = None,
+    token: str | None = None,
+    emit: Emit = None,
+) -> dict[str, Any]:
+    from workbench.server.client import ServiceClient
+
+    t0 = time.perf_counter()
+    job = ServiceClient(server, token).submit(
+        name=promotion.name,
+        team=team,
+        spec_yaml=promotion.spec_yaml,
+        cluster=cluster,
+        notebook=promotion.notebook_bytes,
+        parity=promotion.parity,
+    )
+    promotion.timings["submit_s"] = round(time.perf_counter() - t0, 3)
+    _say(emit, f"submit: {promotion.name} for team {team} ({promotion.timings['submit_s']:.1f}s)")
+    return job
+
+
+# --- papermill ------------------------------------------------------------------------
+
+
+def execute(notebook: Path, work: Path, params: dict[str, Any], kernel: str | None) -> Path:
+    """Run papermill on ``notebook`` (in its folder) with the record folder ``work/record``
+    in the kernel's environment; returns the executed notebook."""
+    record = work / "record"
+    record.mkdir(exist_ok=True)
+    out = work / notebook.name
+    (work / "params.json").write_text(json.dumps(params, indent=2), encoding="utf-8")
+    command = [
+        sys.executable, "-m", "papermill", str(notebook), str(out),
+        "-f", str(work / "params.json"), "--cwd", str(notebook.resolve().parent),
+        "--no-progress-bar", "--log-level", "WARNING", *(["-k", kernel] if kernel else []),
+    ]  # fmt: skip
+    env = {**os.environ, promoting.ENV: str(record.resolve())}
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise PromoteError(_failure(notebook, out, done.stderr))
+    return out
+
+
+def check_parameters(notebook: Path, params: Mapping[str, Any]) -> None:
+    """Every parameter is one of the notebook's (its ``parameters`` cell)."""
+    from papermill import inspect_notebook
+
+    known = inspect_notebook(str(notebook))
+    for key in params:
+        if key not in known:
+            raise UnknownNameError("parameter", key, known, where=f"of {notebook.name}")
+
+
+def _failure(notebook: Path, out: Path, stderr: str) -> str:
+    """Which cell failed and why (from the executed notebook), else papermill's words."""
+    import nbformat
+
+    if out.exists():
+        nb = nbformat.read(out, as_version=4)
+        for cell in nb.cells:
+            for o in cell.get("outputs", []):
+                if o.get("output_type") == "error":
+                    first = clip(cell.source.strip().splitlines()[0], 60)
+                    return (
+                        f"{notebook.name} failed under papermill in the cell `{first}`: "
+                        f"{o['ename']}: {clip(o['evalue'], 2000)} (the executed notebook: {out})"
+                    )
+    tail = "\n".join(stderr.strip().splitlines()[-5:])
+    hint = " (install the kernel: workbench kernel install)" if "No such kernel" in stderr else ""
+    return f"papermill could not run {notebook.name}{hint}:\n{tail}"
+
+
+def _default_workdir(notebook: Path) -> Path:
+    from workbench.paths import subdir
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    return subdir("promote") / f"{notebook.stem}-{stamp}"
+
+
+# --- the record and the parity check ---------------------------------------------------
+
+
+def recorded_spec(record: Path, name: str | None) -> Any:
+    """The spec the notebook recorded (renamed to ``name`` when given), validated."""
+    from workbench.spec import load, parse
+
+    path = record / promoting.SPEC_FILE
+    if not path.exists():
+        raise PromoteError(
+            "the notebook recorded no dagger spec: call wb.use(spec) (or preview SQL over a "
+            "sample) in it, then promote again"
+        )
+    spec = load(path)
+    if name is None:
+        return spec
+    return parse(spec.model_dump(mode="json", exclude_defaults=True) | {"name": name})
+
+
+def check_parity(spec: Any, record: Path, out: Path) -> dict[str, Any]:
+    """The saved samples through the production plan (``replay --sample``) against the
+    preview's rows; a :class:`ParityError` when they differ."""
+    from workbench.replay import replay_samples
+    from workbench.spark import session
+
+    options = _preview_options(record)
+    samples = sorted((record / promoting.SAMPLES_DIR).glob("*.json"))
+    done = replay_samples(session(), samples, out, spec=spec)
+    shown = parity.read_jsonl((record / promoting.ROWS_FILE).read_text(encoding="utf-8"))
+    replayed = parity.read_jsonl(out.read_text(encoding="utf-8"))
+    diff = parity.compare(shown, replayed, subset=bool(options.get("truncated")))
+    if diff:
+        raise ParityError(
+            f"parity check failed: the preview's rows differ from the production plan's over "
+            f"the same sample offsets ({len(shown)} preview rows, {len(replayed)} replay rows); "
+            f"promotion refused.\n{diff.describe()}\n"
+            "A query whose result depends on more than its input (rand(), current_timestamp(), "
+            "a UDF with state) cannot pass; otherwise the preview and the job disagree: report "
+            f"it with the record in {record.parent}.",
+            diff.only_preview[: parity.SHOWN],
+            diff.only_replay[: parity.SHOWN],
+        )
+    return {
+        "status": "passed",
+        "rows": len(shown),
+        "replay_rows": done.rows,
+        "tables": options["tables"],
+        "undecodable": done.undecodable,
+    }
+
+
+def _preview_options(record: Path) -> dict[str, Any]:
+    path = record / promoting.PREVIEW_FILE
+    if not path.exists():
+        raise PromoteError(
+            "the notebook ran no preview, so there is nothing to check the production plan "
+            "against: add a preview cell (wb.sample(TABLE) then wb.preview(), or a %%dagger "
+            "cell) and promote again"
+        )
+    options: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return options
+
+
+def _say(emit: Emit, text: str) -> None:
+    if emit is not None:
+        emit(text)

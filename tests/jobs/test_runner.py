@@ -9,6 +9,8 @@ run folder.
 
 from __future__ import annotations
 
+import os
+import signal
 import uuid
 
 from geo_reference import surge_windows
@@ -105,3 +107,15 @@ def test_a_held_lease_exits_3_at_once(kafka_broker, tmp_path):
     end = run.read_exit()
     assert end["code"] == 3 and "other-run" in end["error"]
     assert "in use by another driver" in job.log()
+
+
+def test_sigterm_to_the_process_group_stops_gracefully(kafka_broker, tmp_path):
+    topic = new_topic(kafka_broker.bootstrap, "runner-term")
+    publish_events(kafka_broker.bootstrap, topic, 300)
+    spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [])
+    run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
+    job = Process(run)
+    job.wait_for(lambda: run.tail_progress(1), 120, "a micro-batch")
+    os.killpg(job.proc.pid, signal.SIGTERM)  # as the supervisor escalates: the whole group
+    assert job.exit_code(120) == 0, job.log()[-3000:]
+    assert run.read_exit()["reason"] == "stopped" and "stopped:" in job.log()

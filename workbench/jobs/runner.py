@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,9 +187,10 @@ class Runner:
         from workbench.spark import session
 
         jvm_log.to_file(self.dir.log)
-        spark = session(
-            master=config.spark_master, app_name=f"dagger-{spec.name}", conf=spec.spark_conf
-        )
+        with _jvm_ignores_sigterm():
+            spark = session(
+                master=config.spark_master, app_name=f"dagger-{spec.name}", conf=spec.spark_conf
+            )
         self.job = StreamingJob(
             spec, spark, checkpoint=config.checkpoint, emit=self.say, min_rowtime=floor
         )
@@ -219,6 +221,20 @@ class Runner:
         job = self.job
         where = f"dagger '{job.spec.name}' (checkpoint {job.checkpoint}) stopped: " if job else ""
         return self.mask(f"{where}{text.rstrip('.')}.")
+
+
+@contextlib.contextmanager
+def _jvm_ignores_sigterm() -> Iterator[None]:
+    """Start the JVM with SIGTERM ignored (a disposition kept across exec, and one the JVM
+    leaves as it is): the supervisor's SIGTERM to the process group then reaches only this
+    process, which stops the query after its micro-batch and ends the JVM itself, instead of
+    the JVM's shutdown hooks killing the query mid-batch. A SIGTERM during these seconds
+    is lost (the supervisor escalates to SIGKILL); SIGINT the JVM ignores already (PySpark)."""
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: list[str] | None = None) -> int:

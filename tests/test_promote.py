@@ -20,7 +20,7 @@ from test_notebooks import events_of
 from workbench.exceptions import ParityError, PromoteError, StreamInPromoteError
 from workbench.notebook.examples import demo_events
 from workbench.parity import read_jsonl
-from workbench.promote import prepare
+from workbench.promote import check_parity, prepare
 from workbench.spec import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ spec = wb.use(examples.bundled("surge-pricing", topic=topic))
 """
 
 
-def test_surge_pricing_notebook_promotes_as_it_is(kafka_broker, workbench_kernel, tmp_path):
+def test_surge_pricing_notebook_promotes_as_it_is(spark, kafka_broker, workbench_kernel, tmp_path):
     topic = f"promote-{uuid.uuid4().hex[:8]}"
     sinks = [{"type": "parquet", "path": str(tmp_path / "out")}]
     got = prepare(
@@ -79,6 +79,11 @@ def test_surge_pricing_notebook_promotes_as_it_is(kafka_broker, workbench_kernel
     preview = read_jsonl((record / "preview.jsonl").read_text())
     assert surge_rows(preview) == surge_windows(events_of("bookings", EVENTS, SEED))
     assert json.loads((record / "samples" / "booking.json").read_text())["offsets"]
+    assert got.parity["replayed_by"] == "kernel"  # right after the preview, Spark warm
+
+    (record / "replay.json").unlink()  # as when the spec changed after the last preview
+    again = check_parity(spec, record, tmp_path / "again.jsonl")
+    assert again["replayed_by"] == "promote" and again["replay_rows"] == got.parity["rows"]
 
 
 def test_template_promotes_as_it_is(kafka_broker, workbench_kernel, tmp_path):
@@ -175,7 +180,8 @@ def test_cli_dry_run(kafka_broker, workbench_kernel, tmp_path):
     parity = json.loads(result.stdout.split("--- parity\n")[1].split("\ndry run:")[0])
     assert parity["status"] == "passed" and parity["rows"] > 0
     assert lines[-1] == f"dry run: nothing submitted; the executed notebook is in {tmp_path}"
-    assert (tmp_path / "api_health.ipynb").exists() and (tmp_path / "replay.jsonl").exists()
+    assert (tmp_path / "api_health.ipynb").exists()
+    assert (tmp_path / "record" / "replay.jsonl").exists()  # the kernel replayed: no JVM here
 
 
 def test_cli_refuses_unknown_parameters_and_a_missing_team():

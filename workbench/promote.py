@@ -208,15 +208,14 @@ def recorded_spec(record: Path, name: str | None) -> Any:
 
 def check_parity(spec: Any, record: Path, out: Path) -> dict[str, Any]:
     """The saved samples through the production plan (``replay --sample``) against the
-    preview's rows; a :class:`ParityError` when they differ."""
-    from workbench.replay import replay_samples
-    from workbench.spark import session
-
+    preview's rows; a :class:`ParityError` when they differ. The replay the kernel made
+    right after the preview serves when its spec is the final one."""
     options = _preview_options(record)
-    samples = sorted((record / promoting.SAMPLES_DIR).glob("*.json"))
-    done = replay_samples(session(), samples, out, spec=spec)
+    replay = _kernel_replay(record)
+    if replay is None:
+        replay = _replay(spec, record, out)
     shown = parity.read_jsonl((record / promoting.ROWS_FILE).read_text(encoding="utf-8"))
-    replayed = parity.read_jsonl(out.read_text(encoding="utf-8"))
+    replayed = parity.read_jsonl(replay["path"].read_text(encoding="utf-8"))
     diff = parity.compare(shown, replayed, subset=bool(options.get("truncated")))
     if diff:
         raise ParityError(
@@ -232,10 +231,36 @@ def check_parity(spec: Any, record: Path, out: Path) -> dict[str, Any]:
     return {
         "status": "passed",
         "rows": len(shown),
-        "replay_rows": done.rows,
+        "replay_rows": len(replayed),
         "tables": options["tables"],
-        "undecodable": done.undecodable,
+        "undecodable": replay["undecodable"],
+        "replayed_by": replay["by"],
+        "replay_s": replay["seconds"],
     }
+
+
+def _kernel_replay(record: Path) -> dict[str, Any] | None:
+    """The kernel's replay (:mod:`workbench.notebook.promoting`) if it ran with the final
+    spec and without error."""
+    path = record / promoting.REPLAY_FILE
+    if not path.exists():
+        return None
+    info = json.loads(path.read_text(encoding="utf-8"))
+    final = (record / promoting.SPEC_FILE).read_text(encoding="utf-8")
+    if "error" in info or info["spec_yaml"] != final:
+        return None
+    return info | {"path": record / promoting.REPLAY_ROWS, "by": "kernel"}
+
+
+def _replay(spec: Any, record: Path, out: Path) -> dict[str, Any]:
+    from workbench.replay import replay_samples
+    from workbench.spark import session
+
+    t0 = time.perf_counter()
+    samples = sorted((record / promoting.SAMPLES_DIR).glob("*.json"))
+    done = replay_samples(session(), samples, out, spec=spec)
+    seconds = round(time.perf_counter() - t0, 3)
+    return {"path": out, "undecodable": done.undecodable, "by": "promote", "seconds": seconds}
 
 
 def _preview_options(record: Path) -> dict[str, Any]:

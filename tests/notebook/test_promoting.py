@@ -68,6 +68,9 @@ def test_promote_mode_records_spec_samples_and_preview(
     assert options["sql"] == BY_VEHICLE and options["tables"] == ["booking"]
     assert options["given"] == {"watermark_delay": "30s", "emit": None}
     assert options["columns"] == ["tag_vehicle_type", "bookings", "window_timestamp"]
+    replay = json.loads((record / "replay.json").read_text())  # the production plan, now
+    assert replay["rows"] == len(rows) and replay["spec_yaml"] == promoted.to_yaml()
+    assert not compare(rows, read_jsonl((record / "replay.jsonl").read_text()))
 
     wb.preview()  # the spec's own SQL, the spec's options
     assert load(record / "spec.yaml").sql == SURGE_SQL

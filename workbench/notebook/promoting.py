@@ -10,7 +10,11 @@ records into that folder as the notebook goes, with no cell of the notebook chan
 * ``samples/TABLE.json``: each sample the last preview read (:meth:`Sample.save`: the
   exact Kafka offsets);
 * ``preview.jsonl``: the last preview's rows as the notebook saw them (JSON lines) and
-  ``preview.json`` its options (SQL, tables, watermark, emit, counts, columns).
+  ``preview.json`` its options (SQL, tables, watermark, emit, counts, columns);
+* ``replay.jsonl``: the same samples through the production plan with the spec recorded
+  then (:func:`workbench.replay.replay_samples`, on the kernel's Spark, already warm), and
+  ``replay.json`` (that spec, rows, seconds, or the error). The parity check uses it when
+  the final spec is that spec, and replays again otherwise.
 
 Outside promote mode nothing is recorded. In promote mode a streaming job refuses to start
 (:func:`refuse_stream`): the stream never runs inside papermill.
@@ -36,6 +40,8 @@ SPEC_FILE = "spec.yaml"
 ROWS_FILE = "preview.jsonl"
 PREVIEW_FILE = "preview.json"
 SAMPLES_DIR = "samples"
+REPLAY_ROWS = "replay.jsonl"
+REPLAY_FILE = "replay.json"
 SESSION_ENV = "JPY_SESSION_NAME"  # the notebook's path, set by jupyter_server for its kernels
 
 
@@ -68,6 +74,8 @@ def record(
         (where / SPEC_FILE).write_text(promoted.to_yaml(), encoding="utf-8")
     if preview is not None:
         _record_preview(where, preview, given)
+        if promoted is not None:
+            _replay(where, promoted)
 
 
 def promoted_spec(
@@ -117,6 +125,26 @@ def _record_preview(where: Path, preview: Preview, given: Mapping[str, Any]) -> 
         "columns": [str(c) for c in preview.rows.columns],
     }
     (where / PREVIEW_FILE).write_text(json.dumps(options, indent=2, default=str), "utf-8")
+
+
+def _replay(where: Path, spec: DaggerSpec) -> None:
+    """The samples through the production plan, now, on the kernel's Spark. Any error is
+    kept for the promote process, which replays again and reports it."""
+    import time
+
+    from workbench.notebook import spark
+    from workbench.replay import replay_samples
+
+    t0 = time.perf_counter()
+    info: dict[str, Any] = {"spec_yaml": spec.to_yaml()}
+    samples = sorted((where / SAMPLES_DIR).glob("*.json"))
+    try:
+        done = replay_samples(spark(), samples, where / REPLAY_ROWS, spec=spec)
+        info |= {"rows": done.rows, "undecodable": done.undecodable}
+    except Exception as err:  # noqa: BLE001 (reported by the promote process)
+        info["error"] = f"{type(err).__name__}: {err}"
+    info["seconds"] = round(time.perf_counter() - t0, 3)
+    (where / REPLAY_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")
 
 
 def notebook_path(notebook: str | Path | None) -> Path:

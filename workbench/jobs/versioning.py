@@ -33,7 +33,7 @@ def parse_spec(spec_yaml: str, source: str = "spec") -> DaggerSpec:
 
 def _check_secrets(text: str) -> None:
     try:
-        from workbench import secrets  # type: ignore[attr-defined]
+        from workbench import secrets
     except ImportError:  # the secrets module arrives with the job runner
         return
     secrets.check(text)
@@ -125,7 +125,7 @@ def store_notebook(state_dir: Path, job: str, number: int, content: bytes) -> tu
 
 def _default_planner(old_checkpoint: Path, old_spec: DaggerSpec, new_spec: DaggerSpec) -> Any:
     try:
-        from workbench.jobs import handoff  # type: ignore[attr-defined]
+        from workbench.jobs import handoff
     except ImportError:  # the handoff module arrives with the job runner
         return None
     return handoff.plan(old_checkpoint, old_spec, new_spec)

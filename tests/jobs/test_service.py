@@ -210,3 +210,23 @@ def test_the_record_is_kept_under_the_state_folder(service, tmp_path):
 
     assert service.versions(bob, "surge")[0]["notebook_sha256"] == hashlib.sha256(b"nb").hexdigest()
     assert json.dumps(service.get_job(bob, "surge"))  # JSON-able
+
+
+def test_simultaneous_submissions_of_one_name_make_one_job(service):
+    from concurrent.futures import ThreadPoolExecutor
+
+    bob = service.principal("bob")
+
+    def submit(i):
+        try:
+            return service.submit(bob, name="surge", team="pricing", spec_yaml=spec_yaml())
+        except JobConflictError as err:
+            return err
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(submit, range(4)))
+    jobs = [r for r in results if isinstance(r, dict)]
+    assert jobs and all(isinstance(r, (dict, JobConflictError)) for r in results)
+    assert len(service.list_jobs(bob)) == 1
+    numbers = [v["number"] for v in service.versions(bob, "surge")]
+    assert numbers == list(range(1, len(jobs) + 1))

@@ -94,7 +94,9 @@ def test_a_job_runs_in_its_own_process_group_and_stops_gracefully(supervised):
     [run] = runs(service)
     assert (run.exit_code, run.end_reason) == (0, "stopped") and run.ended_at is not None
     assert not procs.alive(pid, run.run_dir) and job["run"] is None
-    assert actions(service) == ["submit", "spawn", "stop", "stop-requested", "run-stopped"]
+    assert actions(service) == [
+        "submit", "spawn", "running", "stop", "stop-requested", "run-stopped"
+    ]  # fmt: skip
 
 
 def test_a_crashing_job_backs_off_and_fails_after_max_failures(supervised):
@@ -185,6 +187,7 @@ def test_lagging_when_offsets_behind_pass_the_threshold(supervised):
     submit(service, description="lag:500")
     job = status_is(service, "surge", "LAGGING")
     assert job["metrics"]["offsets_behind_latest"] == 500
+    assert "lagging" in actions(service) and "running" not in actions(service)
 
 
 def test_a_hung_run_is_killed_and_retried(supervised):
@@ -211,9 +214,18 @@ def test_a_held_lease_backs_off_without_a_second_driver(supervised, tmp_path):
     assert sum(1 for r in runs(service) if r.ended_at is None) == 1
 
 
-def test_one_supervisor_per_state_folder(supervised, make_service):
-    supervised()
-    assert not make_service().start_supervisor()
+def test_one_supervisor_per_state_folder_and_a_standby_takes_over(supervised, make_service):
+    first = supervised()
+    submit(first)
+    pid = status_is(first, "surge", "RUNNING")["run"]["pid"]
+    second = make_service(tick_s=0.1, heartbeat_s=0.2, policy=FAST)
+    assert not second.start_supervisor() and not second.supervising
+    first.stop_supervisor()
+    wait_for(lambda: second.supervising, what="the standby to take over")
+    wait_for(lambda: "reattach" in actions(second), what="a reattach event")
+    second.stop(second.principal("bob"), "surge")
+    status_is(second, "surge", "STOPPED")
+    assert [r.pid for r in runs(second)] == [pid]
 
 
 def _serve(state: Path, database_url: str) -> subprocess.Popen:

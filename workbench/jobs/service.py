@@ -12,10 +12,13 @@ processes follow. ``JobService`` is what the HTTP handlers and the CLI call::
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError
@@ -36,15 +39,19 @@ class JobService:
 
     # -- supervision ------------------------------------------------------------------
     def start_supervisor(self) -> bool:
-        """Run the reconcile loop in a thread; False when another process supervises."""
+        """Run the reconcile loop in a thread; False while another process supervises this
+        state (this one then stands by and takes over when that process ends)."""
         from workbench.jobs.supervisor import Supervisor
 
         if self._supervisor is None:
-            supervisor = Supervisor(self.config, self.db)
-            if not supervisor.start():
-                return False
-            self._supervisor = supervisor
-        return True
+            self._supervisor = Supervisor(self.config, self.db)
+            return bool(self._supervisor.start())
+        return self.supervising
+
+    @property
+    def supervising(self) -> bool:
+        """Whether this process supervises the jobs now."""
+        return self._supervisor is not None and self._supervisor.supervising
 
     def stop_supervisor(self) -> None:
         """Stop the reconcile loop (the jobs keep running; a new supervisor re-attaches)."""
@@ -154,7 +161,7 @@ class JobService:
         """A new job (version 1), or a new version of the job called ``name``; starts it."""
         authz.check_act(who, team, f"submit a job for team '{team}'")
         versioning.parse_spec(spec_yaml)  # a bad spec is refused before anything is stored
-        with self.db.session() as s:
+        with self._writing() as s:
             job = s.scalars(select(Job).where(Job.name == name)).first()
             if job is None:
                 job = self._new_job(s, who, name, team, cluster)
@@ -173,7 +180,7 @@ class JobService:
 
     def edit(self, who: authz.Principal, ref: int | str, spec_yaml: str, note: str = "") -> dict:
         """A new version with ``spec_yaml``; a running job restarts on it."""
-        with self.db.session() as s:
+        with self._writing() as s:
             job = self._acting(s, who, ref, "edit")
             record = self._add_version(s, who, job, spec_yaml, None, None, note)
             add_event(s, job.id, who.user, "edit", version=record.number, note=note)
@@ -182,7 +189,7 @@ class JobService:
     def rollback(self, who: authz.Principal, ref: int | str, version: int) -> dict:
         """Make version ``version``'s spec current again, as a new version (its checkpoint
         is chosen as for an edit)."""
-        with self.db.session() as s:
+        with self._writing() as s:
             job = self._acting(s, who, ref, "roll back")
             old = versioning.version(s, job.id, int(version))
             if old is None:
@@ -208,14 +215,14 @@ class JobService:
             return self._view(s, job)
 
     def stop(self, who: authz.Principal, ref: int | str) -> dict:
-        with self.db.session() as s:
+        with self._writing() as s:
             job = self._acting(s, who, ref, "stop")
             job.desired = STOPPED
             add_event(s, job.id, who.user, "stop")
             return self._view(s, job)
 
     def start(self, who: authz.Principal, ref: int | str) -> dict:
-        with self.db.session() as s:
+        with self._writing() as s:
             job = self._acting(s, who, ref, "start")
             self._want_running(job)
             add_event(s, job.id, who.user, "start")
@@ -223,7 +230,7 @@ class JobService:
 
     def restart(self, who: authz.Principal, ref: int | str) -> dict:
         """Stop the job's run (gracefully) and start a new one."""
-        with self.db.session() as s:
+        with self._writing() as s:
             job = self._acting(s, who, ref, "restart")
             job.restart_token += 1
             self._want_running(job)
@@ -231,6 +238,17 @@ class JobService:
             return self._view(s, job)
 
     # -- helpers ----------------------------------------------------------------------
+    @contextmanager
+    def _writing(self) -> Iterator[Session]:
+        """A session for an action; two requests changing one job at once: 409."""
+        try:
+            with self.db.session() as s:
+                yield s
+        except IntegrityError:
+            raise JobConflictError(
+                "The job was changed by another request at the same moment; try again."
+            ) from None
+
     def _find(self, s: Session, ref: int | str) -> Job | None:
         if isinstance(ref, int) or str(ref).isdigit():
             return s.get(Job, int(ref))
@@ -292,11 +310,13 @@ class JobService:
         parity: dict | None,
         note: str,
     ) -> Any:
+        """The new version; its notebook record is written once the row is in (so a
+        request losing a race never overwrites the winner's record)."""
         record = None
         if notebook is not None:
             number = (versioning.previous_number(s, job.id) or 0) + 1
-            record = versioning.store_notebook(self.config.state_dir, job.name, number, notebook)
-        return versioning.add_version(
+            record = versioning.notebook_record(self.config.state_dir, job.name, number, notebook)
+        version = versioning.add_version(
             s,
             job,
             self.config.state_dir,
@@ -306,6 +326,12 @@ class JobService:
             parity=parity,
             note=note,
         )
+        s.flush()
+        if notebook is not None and version.notebook_path:
+            path = Path(version.notebook_path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(notebook)
+        return version
 
     @staticmethod
     def _want_running(job: Job) -> None:

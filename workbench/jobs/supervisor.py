@@ -16,7 +16,8 @@ Every tick (``tick_s``, 0.5 s) each job is compared with its runs:
 
 Runs are separate sessions that outlive the service; a supervisor starting again finds
 live runs by pid and run folder and re-attaches. One supervisor per state folder
-(``flock`` on ``$STATE/supervisor.lock``); other service processes only serve the API.
+(``flock`` on ``$STATE/supervisor.lock``); other service processes serve the API and
+stand by, one of them taking over when the supervising process ends.
 """
 
 from __future__ import annotations
@@ -65,13 +66,22 @@ class Supervisor:
 
     # -- life cycle -------------------------------------------------------------------
     def start(self) -> bool:
-        """Take the state folder's supervisor lock and run the loop; False if another
-        process holds the lock."""
+        """Run the loop in a thread. It supervises while it holds the state folder's lock;
+        while another process holds it, it stands by and takes over when that process
+        ends. True when it supervises now."""
+        supervising = self._take_over()
+        self._thread = threading.Thread(target=self._loop, name="workbench-supervisor", daemon=True)
+        self._thread.start()
+        return supervising
+
+    @property
+    def supervising(self) -> bool:
+        return self._lock is not None
+
+    def _take_over(self) -> bool:
         if not self.acquire():
             return False
         self.reattach()
-        self._thread = threading.Thread(target=self._loop, name="workbench-supervisor", daemon=True)
-        self._thread.start()
         return True
 
     def acquire(self) -> bool:
@@ -100,7 +110,8 @@ class Supervisor:
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
-            self.tick()
+            if self.supervising or self._take_over():
+                self.tick()
             self._stopping.wait(self.config.tick_s)
 
     # -- reconciling ------------------------------------------------------------------
@@ -153,7 +164,10 @@ class Supervisor:
                 add_event(s, job.id, ACTOR, "hung", run=run.run_id, error=why)
             self._kill(run, why)
             return
-        job.status = self._status(beat)
+        status = self._status(beat)
+        if status != job.status and status in ("RUNNING", "LAGGING"):
+            add_event(s, job.id, ACTOR, status.lower(), run=run.run_id)
+        job.status = status
         healthy = now() - run.started_at >= timedelta(seconds=self.policy.healthy_after_s)
         if job.status in ("RUNNING", "LAGGING") and job.failures and healthy:
             add_event(s, job.id, ACTOR, "healthy", run=run.run_id, cleared=job.failures)

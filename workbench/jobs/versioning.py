@@ -115,11 +115,9 @@ def _continued(session: Session, previous: Version | None) -> int | None:
     return previous.number if previous is not None else None
 
 
-def store_notebook(state_dir: Path, job: str, number: int, content: bytes) -> tuple[str, str]:
-    """Keep a version's executed notebook; its path and sha256."""
+def notebook_record(state_dir: Path, job: str, number: int, content: bytes) -> tuple[str, str]:
+    """Where version ``number``'s executed notebook is kept, and its sha256."""
     path = state_dir / "records" / job / f"v{number}.ipynb"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content)
     return str(path), hashlib.sha256(content).hexdigest()
 
 

@@ -84,11 +84,19 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
         "checkpoint": job.checkpoint,
         "failures": job.failures,
         "next_attempt_at": iso(job.next_attempt_at),
-        "run": {"id": run.run_id, "pid": run.pid, "started_at": iso(run.started_at)}
-        if run
-        else None,
+        "run": run_view(run) if run else None,
         "metrics": metrics(heartbeat(run)),
         "last_error": last_error(session, job.id),
+    }
+
+
+def run_view(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.run_id,
+        "pid": run.pid,
+        "started_at": iso(run.started_at),
+        "attempt": run.attempt,
+        "version": run.version,
     }
 
 

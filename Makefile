@@ -42,7 +42,8 @@ test: setup test-system
 
 kernel: $(STAMP)
 	$(BIN)/workbench kernel install
-	$(BIN)/jupyter server extension enable --sys-prefix workbench.server
+	install -D -m 644 jupyter-config/jupyter_server_config.d/dagger_workbench.json \
+		$(VENV)/etc/jupyter/jupyter_server_config.d/dagger_workbench.json
 
 lab: setup kernel
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)

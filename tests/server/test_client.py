@@ -97,3 +97,22 @@ def _alive(pid: int) -> bool:
         return os.waitpid(pid, os.WNOHANG) == (0, 0)
     except ChildProcessError:
         return True
+
+
+def test_submit_with_notebook_record_and_parity(served, surge_yaml):
+    alice = ServiceClient(served.url, TOKENS["alice"])
+    record = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+    job = alice.submit(
+        name="alice-notebook",
+        team="pricing",
+        spec_yaml=surge_yaml,
+        notebook=record,
+        parity={"ok": True, "rows": 3},
+        note="promoted",
+    )
+    try:
+        assert alice.notebook("alice-notebook", job["version"]) == record
+        (version,) = alice.versions("alice-notebook")
+        assert version["parity"] == {"ok": True, "rows": 3} and version["notebook_sha256"]
+    finally:
+        alice.stop("alice-notebook")

@@ -18,6 +18,8 @@ from workbench.infra.ports import free_port
 from workbench.server.identity import local_user
 
 HERE = Path(__file__).resolve().parent
+#: The config shipped in the wheel (etc/jupyter/...): it alone enables the extension here.
+SHIPPED = HERE.parent.parent / "jupyter-config"
 
 
 class Jupyter:
@@ -37,6 +39,7 @@ def start_jupyter(tmp: Path, state: Path, *options: str) -> Jupyter:
     env = os.environ | {
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "JUPYTER_CONFIG_PATH": str(SHIPPED),
         "WORKBENCH_SERVICE_STATE": str(state),
         "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
     }
@@ -44,7 +47,6 @@ def start_jupyter(tmp: Path, state: Path, *options: str) -> Jupyter:
         sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={tmp}",
         "--ServerApp.base_url=/user/alice/",
-        '--ServerApp.jpserver_extensions={"workbench.server": True}',
         *(["--allow-root"] if os.getuid() == 0 else []), *options,
     ]  # fmt: skip
     log = open(tmp / "jupyter.log", "ab")  # noqa: SIM115 (the process keeps it)

@@ -98,7 +98,11 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
         loop.add_signal_handler(signum, stop.set)
     print(f"workbench job service on {url} (state {state}, pid {os.getpid()})", flush=True)
     if not supervising:
-        print("another process supervises this state's jobs: serving the API only", flush=True)
+        print(
+            "another process supervises this state's jobs: standing by (this one takes over "
+            "when that one ends)",
+            flush=True,
+        )
     if ready:
         ready(url)
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -174,7 +175,11 @@ def test_cli_dry_run(kafka_broker, workbench_kernel, tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("papermill: executed api_health.ipynb in promote mode (")
-    assert lines[1].startswith("parity: ") and "== replay over the sample offsets" in lines[1]
+    assert re.match(
+        r"parity: (\d+) preview rows == \1 replay rows over the sample offsets "
+        r"\(replayed by the kernel after the preview: [\d.]+s; compared: [\d.]+s\)$",
+        lines[1],
+    ), lines[1]
     spec_text = result.stdout.split("--- spec (api-health)\n")[1].split("--- parity\n")[0]
     assert parse(yaml.safe_load(spec_text)).streams[0].topics == [topic]
     parity = json.loads(result.stdout.split("--- parity\n")[1].split("\ndry run:")[0])
@@ -193,3 +198,13 @@ def test_cli_refuses_unknown_parameters_and_a_missing_team():
     )
     result = workbench("promote", notebook)
     assert result.returncode == 1 and "--team TEAM" in result.stderr
+
+
+def test_the_submitted_spec_names_the_owning_team():
+    from workbench.notebook.examples import bundled
+    from workbench.promote import _owned_by
+
+    spec = bundled("surge-pricing")
+    assert spec.team == "pricing"
+    owned = parse(yaml.safe_load(_owned_by(spec.to_yaml(), "supply")))
+    assert owned.team == "supply" and owned.sql == spec.sql

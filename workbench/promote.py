@@ -77,8 +77,10 @@ def prepare(
     result = check_parity(spec, work / "record", work / "replay.jsonl")
     parity_s = time.perf_counter() - t1
     result["seconds"] = round(parity_s, 3)
-    _say(emit, f"parity: {result['rows']} preview rows == replay over the sample offsets "
-               f"({parity_s:.1f}s)")  # fmt: skip
+    where = "by the kernel after the preview" if result["replayed_by"] == "kernel" else "here"
+    _say(emit, f"parity: {result['rows']} preview rows == {result['replay_rows']} replay rows "
+               f"over the sample offsets (replayed {where}: {result['replay_s']:.1f}s; "
+               f"compared: {parity_s:.1f}s)")  # fmt: skip
     data = executed.read_bytes()
     return Promotion(
         spec.name, spec.to_yaml(), data, hashlib.sha256(data).hexdigest(), result,
@@ -116,6 +118,7 @@ def submit(
     from workbench.server.client import ServiceClient
 
     t0 = time.perf_counter()
+    promotion.spec_yaml = _owned_by(promotion.spec_yaml, team)
     job = ServiceClient(server, token).submit(
         name=promotion.name,
         team=team,
@@ -127,6 +130,15 @@ def submit(
     promotion.timings["submit_s"] = round(time.perf_counter() - t0, 3)
     _say(emit, f"submit: {promotion.name} for team {team} ({promotion.timings['submit_s']:.1f}s)")
     return job
+
+
+def _owned_by(spec_yaml: str, team: str) -> str:
+    """The spec with ``team`` as its team (the job's owner; the plan does not change)."""
+    import yaml
+
+    from workbench.spec import parse
+
+    return parse(yaml.safe_load(spec_yaml) | {"team": team}).to_yaml()
 
 
 # --- papermill ------------------------------------------------------------------------

@@ -134,12 +134,13 @@ def test_a_secret_is_checked_as_written_and_never_quoted(monkeypatch, tmp_path):
     data["sinks"] = [
         {"type": "influx", "url": "${env:WB_TEST_URL}", "measurement": "m", "bucket": "b"}
     ]
-    text = yaml.safe_dump(data)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
     monkeypatch.setenv("WB_TEST_URL", "http://influx.internal:8086")
-    loaded, mask = load_spec(text, "spec.yaml")  # the reference itself is no URL: fine
+    loaded, mask = load_spec(path)  # the reference itself is no URL: fine
     assert loaded.sinks[0].url == "http://influx.internal:8086"
     assert mask("at http://influx.internal:8086") == "at ***"
     monkeypatch.setenv("WB_TEST_URL", "not-a-url-SECRET")
     with pytest.raises(SpecError, match=r"sinks\[0\]\.url.*\$\{env:WB_TEST_URL\}") as err:
-        load_spec(text, "spec.yaml")  # told with the reference, as written
+        load_spec(path)  # told with the reference, as written
     assert "SECRET" not in str(err.value)

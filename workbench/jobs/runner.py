@@ -35,8 +35,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from workbench import secrets
 from workbench.exceptions import LeaseHeldError, SpecError, WorkbenchError
 from workbench.jobs import metrics
@@ -51,15 +49,17 @@ if TYPE_CHECKING:
 POLL_S = 0.5
 
 
-def load_spec(text: str, source: str) -> tuple[DaggerSpec, Callable[[str], str]]:
+def load_spec(path: Path) -> tuple[DaggerSpec, Callable[[str], str]]:
     """The spec with its secrets resolved, and a function masking their values.
 
     A spec invalid once resolved is reported as written (with the reference text) when
     that is invalid too, else by key only: no error quotes a resolved value."""
     from workbench import spec as spec_module
+    from workbench.yamlsafe import read_yaml
 
-    data = yaml.safe_load(text)
-    secrets.check(text)
+    source = str(path)
+    data = read_yaml(path, what="spec")  # size and alias limits as for any spec
+    secrets.check(path.read_text(encoding="utf-8"))
     found: dict[str, str] = {}
     resolved = secrets.resolve(data, found)
     mask = secrets.redact(found.values())
@@ -163,7 +163,7 @@ class Runner:
         self._beater.start()
 
     def _run(self, config: RunConfig, lease: Lease) -> int:
-        spec, self.mask = load_spec(self.dir.read_spec_yaml(config), str(self.dir.spec_file))
+        spec, self.mask = load_spec(self.dir.path / config.spec)
         spec, floor = apply_handoff(spec, config.handoff)
         lease.acquire(config.run_id)
         if self._stop_asked():

@@ -191,6 +191,20 @@ def test_cli_dry_run(kafka_broker, workbench_kernel, tmp_path):
     assert (tmp_path / "record" / "replay.jsonl").exists()  # the kernel replayed: no JVM here
 
 
+def test_cli_submits_only_after_papermill_and_parity(kafka_broker, workbench_kernel, tmp_path):
+    """No job service listens at --server: the steps before submission print, then one
+    error line."""
+    topic = f"promote-{uuid.uuid4().hex[:8]}"
+    args = [f"-p {k} {v}" for k, v in example_params(kafka_broker, topic, events=300).items()]
+    result = workbench("promote", ROOT / "notebooks" / "driver_supply.ipynb", "--team", "supply",
+                       "--server", "http://127.0.0.1:9", "--kernel", workbench_kernel,
+                       "--workdir", tmp_path, *" ".join(args).split())  # fmt: skip
+    assert result.returncode == 1
+    steps = [line.split(":")[0] for line in result.stdout.splitlines()]
+    assert steps == ["papermill", "parity"], result.stdout
+    assert result.stderr.startswith("error: "), result.stderr
+
+
 def test_cli_refuses_unknown_parameters_and_a_missing_team():
     notebook = ROOT / "notebooks" / "surge_pricing.ipynb"
     result = workbench("promote", notebook, "--dry-run", "-p", "topics", "x")

@@ -21,7 +21,7 @@ from test_notebooks import events_of
 from workbench.exceptions import ParityError, PromoteError, StreamInPromoteError
 from workbench.notebook.examples import demo_events
 from workbench.parity import read_jsonl
-from workbench.promote import check_parity, prepare
+from workbench.promote import _name_of, check_parity, prepare
 from workbench.spec import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,7 +118,8 @@ def test_a_preview_that_differs_from_the_production_plan_refuses_promotion(
                 start=START)  # fmt: skip
     notebook = code_notebook(
         tmp_path / "noisy.ipynb",
-        USE_SURGE,
+        "import workbench.notebook as wb\n\nwb.add_stream('booking', 'BookingLogMessage', "
+        "topics=[topic], bootstrap_servers=bootstrap)",  # no spec: the preview's own
         "wb.sample('booking', last=100)",
         "%%dagger\nSELECT customer_id, vehicle_type, rand() AS noise FROM `booking`",
         parameters=f"bootstrap = {kafka_broker.bootstrap!r}\ntopic = {topic!r}",
@@ -132,6 +133,7 @@ def test_a_preview_that_differs_from_the_production_plan_refuses_promotion(
     shown = err.value.only_preview[0]
     assert set(shown) == {"customer_id", "vehicle_type", "noise"}
     assert json.dumps(shown, sort_keys=True) in message
+    assert _name_of(notebook, tmp_path / "work" / "record") == "noisy"  # the job's default name
 
 
 def test_a_notebook_without_a_preview_is_refused(workbench_kernel, tmp_path):
@@ -187,6 +189,20 @@ def test_cli_dry_run(kafka_broker, workbench_kernel, tmp_path):
     assert lines[-1] == f"dry run: nothing submitted; the executed notebook is in {tmp_path}"
     assert (tmp_path / "api_health.ipynb").exists()
     assert (tmp_path / "record" / "replay.jsonl").exists()  # the kernel replayed: no JVM here
+
+
+def test_cli_submits_only_after_papermill_and_parity(kafka_broker, workbench_kernel, tmp_path):
+    """No job service listens at --server: the steps before submission print, then one
+    error line."""
+    topic = f"promote-{uuid.uuid4().hex[:8]}"
+    args = [f"-p {k} {v}" for k, v in example_params(kafka_broker, topic, events=300).items()]
+    result = workbench("promote", ROOT / "notebooks" / "driver_supply.ipynb", "--team", "supply",
+                       "--server", "http://127.0.0.1:9", "--kernel", workbench_kernel,
+                       "--workdir", tmp_path, *" ".join(args).split())  # fmt: skip
+    assert result.returncode == 1
+    steps = [line.split(":")[0] for line in result.stdout.splitlines()]
+    assert steps == ["papermill", "parity"], result.stdout
+    assert result.stderr.startswith("error: "), result.stderr
 
 
 def test_cli_refuses_unknown_parameters_and_a_missing_team():

@@ -72,7 +72,7 @@ def prepare(
     executed = execute(notebook, work, params, kernel)
     papermill_s = time.perf_counter() - t0
     _say(emit, f"papermill: executed {notebook.name} in promote mode ({papermill_s:.1f}s)")
-    spec = recorded_spec(work / "record", name)
+    spec = recorded_spec(work / "record", name or _name_of(notebook, work / "record"))
     t1 = time.perf_counter()
     result = check_parity(spec, work / "record", work / "replay.jsonl")
     parity_s = time.perf_counter() - t1
@@ -115,8 +115,13 @@ def submit(
     token: str | None = None,
     emit: Emit = None,
 ) -> dict[str, Any]:
-    from workbench.server.client import ServiceClient
-
+    try:
+        from workbench.server.client import ServiceClient
+    except ImportError as err:
+        raise PromoteError(
+            f"the job service client is not available ({err}): submit needs workbench.server; "
+            "--dry-run checks the notebook without it"
+        ) from None
     t0 = time.perf_counter()
     promotion.spec_yaml = _owned_by(promotion.spec_yaml, team)
     job = ServiceClient(server, token).submit(
@@ -216,6 +221,19 @@ def recorded_spec(record: Path, name: str | None) -> Any:
     if name is None:
         return spec
     return parse(spec.model_dump(mode="json", exclude_defaults=True) | {"name": name})
+
+
+def _name_of(notebook: Path, record: Path) -> str | None:
+    """None (the spec's own name), or the notebook's file name when the notebook used no
+    spec, only a preview of SQL (whose spec is named "preview")."""
+    import re
+
+    from workbench.spec import load
+
+    path = record / promoting.SPEC_FILE
+    if not path.exists() or load(path).name != promoting.PREVIEW_SPEC_NAME:
+        return None
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", notebook.stem).strip("-_") or None
 
 
 def check_parity(spec: Any, record: Path, out: Path) -> dict[str, Any]:

@@ -220,7 +220,10 @@ def recorded_spec(record: Path, name: str | None) -> Any:
     spec = load(path)
     if name is None:
         return spec
-    return parse(spec.model_dump(mode="json", exclude_defaults=True) | {"name": name})
+    import yaml
+
+    # to_yaml, not model_dump: a dump of the spec keeps only the base fields of its sinks
+    return parse(yaml.safe_load(spec.to_yaml()) | {"name": name})
 
 
 def _name_of(notebook: Path, record: Path) -> str | None:

@@ -48,6 +48,21 @@ def signal_group(pid: int | None, sig: signal.Signals) -> None:
             os.killpg(pid, sig)
 
 
+def kill_leftovers(pid: int | None) -> None:
+    """SIGKILL what is left of the group of a run whose leader ``pid`` is gone. Skipped when
+    ``pid`` is a live process again (reused: a group id in use is never handed out again,
+    so a live ``pid`` means the old group is empty)."""
+    if not pid:
+        return
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        signal_group(pid, signal.SIGKILL)
+        return
+    if stat.rpartition(")")[2].split()[0] == "Z":  # our unreaped child: still its group
+        signal_group(pid, signal.SIGKILL)
+
+
 def write_json(path: Path, data: dict) -> None:
     """Write ``data`` as JSON, atomically (readers never see half a file)."""
     tmp = path.with_name(f".{path.name}.tmp")

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError
+from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
 from workbench.jobs import authz, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
@@ -275,7 +275,7 @@ class JobService:
 
         if not _NAME.match(name) or len(name) > MAX_NAME:
             raise JobServiceError(
-                f"'{name}' is not a job name: use letters, digits, '-' and '_', starting "
+                f"'{clip(name)}' is not a job name: use letters, digits, '-' and '_', starting "
                 f"with a letter, at most {MAX_NAME} characters."
             )
         cluster_name, spec = self.config.cluster(cluster)

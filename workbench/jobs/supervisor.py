@@ -210,7 +210,7 @@ class Supervisor:
         exit = read_json(Path(run.run_dir) / "exit.json")
         child = self._children.pop(run.pid or 0, None)
         code = exit.get("code") if exit else (child.poll() if child else None)
-        procs.signal_group(run.pid, signal.SIGKILL)  # what the run left in its group
+        procs.kill_leftovers(run.pid)  # e.g. the JVM of a driver killed alone
         run.ended_at, run.exit_code = now(), code
         run.end_reason = str(exit.get("reason")) if exit else ("killed" if child else "lost")
         killed = self._killed.pop(run.run_id, None)

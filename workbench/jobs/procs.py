@@ -6,7 +6,6 @@ group.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -61,13 +60,6 @@ def kill_leftovers(pid: int | None) -> None:
         return
     if stat.rpartition(")")[2].split()[0] == "Z":  # our unreaped child: still its group
         signal_group(pid, signal.SIGKILL)
-
-
-def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` as JSON, atomically (readers never see half a file)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)
 
 
 def log_tail(path: str | Path, lines: int = 20, limit: int = 8192) -> str:

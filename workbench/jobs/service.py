@@ -25,6 +25,7 @@ from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceE
 from workbench.jobs import authz, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
+from workbench.jobs.rundir import RunDir
 from workbench.jobs.views import event_view, job_view, latest_run, version_view
 
 RUNNING, STOPPED = "running", "stopped"
@@ -133,17 +134,7 @@ class JobService:
             found = latest_run(s, self._visible(s, who, ref).id)
         if found is None:
             return []
-        try:
-            lines = (Path(found.run_dir) / "progress.jsonl").read_text().splitlines()
-        except FileNotFoundError:
-            return []
-        reports = []
-        for line in lines[-last:] if last > 0 else []:
-            try:
-                reports.append(json.loads(line))
-            except ValueError:  # a line being written
-                continue
-        return reports
+        return RunDir(Path(found.run_dir)).tail_progress(last)
 
     # -- actions ----------------------------------------------------------------------
     def submit(

@@ -185,6 +185,8 @@ def planned_offsets(checkpoint: Path, topic: str) -> dict[str, int]:
     from workbench.checkpoints import QUERY
 
     folder = checkpoint / QUERY / "offsets"
+    if not folder.is_dir():
+        return {}
     logs = sorted((int(p.name), p) for p in folder.iterdir() if p.name.isdigit())
     for _, path in reversed(logs):
         for line in path.read_text().splitlines()[2:]:

@@ -99,14 +99,19 @@ def promote(served: Any, bootstrap: str, sink: dict, name: str, work: Path) -> R
     return run
 
 
-def first_point(influx: Any, sink: dict, timeout: float) -> float:
-    """When the sink's measurement first has a point (polled every 0.1 s)."""
+def first_point(served: Any, name: str, influx: Any, sink: dict, timeout: float) -> float:
+    """When the sink's measurement first has a point (polled every 0.1 s); the job's error
+    if it fails first."""
     query = {"q": f'SELECT * FROM "{sink["measurement"]}" LIMIT 1', "db": sink["database"]}
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    for polls in range(sys.maxsize):
         answer = requests.post(influx.url + "/query", params=query, timeout=10).json()
         if any(r.get("series") for r in answer.get("results", [])):
             return time.time()
+        if polls % 10 == 9 and (job := call(served, "GET", f"jobs/{name}"))["status"] == "FAILED":
+            raise RuntimeError(f"{name} FAILED before its first point: {job['last_error']}")
+        if time.monotonic() > deadline:
+            break
         time.sleep(0.1)
     raise TimeoutError(f"no point in InfluxDB {sink['database']} within {timeout:.0f} s")
 
@@ -137,7 +142,7 @@ def measure(served: Any, influx: Any, bootstrap: str, work: Path, timeout: float
     name = f"promote-{uuid.uuid4().hex[:6]}"
     try:
         run = promote(served, bootstrap, sink, name, work)
-        run.marks["first point"] = first_point(influx, sink, timeout)
+        run.marks["first point"] = first_point(served, name, influx, sink, timeout)
         service_marks(served, run)
     finally:
         stop(served, name)

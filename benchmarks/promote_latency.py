@@ -176,6 +176,7 @@ def print_summary(runs: list[Run]) -> None:
     for label, pick in (("best", min), ("median", statistics.median)):
         cells = "".join(f"{pick(r.steps()[s] for r in runs):>12.1f}" for s in STEPS)
         print(f"{label:<8}{cells}{pick(r.total for r in runs):>9.1f}")
+    print("(each column on its own: a step's best and a total's best may be different runs)")
     best, median = min(r.total for r in runs), statistics.median(r.total for r in runs)
     for label, total in (("best", best), ("median", median)):
         verdict = "met" if total <= TARGET_S else "NOT met"

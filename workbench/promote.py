@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from workbench import parity
 from workbench.exceptions import ParityError, PromoteError, UnknownNameError, clip
 from workbench.notebook import promoting
@@ -203,7 +205,8 @@ def recorded_spec(record: Path, name: str | None) -> Any:
     spec = load(path)
     if name is None:
         return spec
-    return parse(spec.model_dump(mode="json", exclude_defaults=True) | {"name": name})
+    # through to_yaml: a plain model_dump keeps only the base fields of each sink
+    return parse(yaml.safe_load(spec.to_yaml()) | {"name": name})
 
 
 def check_parity(spec: Any, record: Path, out: Path) -> dict[str, Any]:

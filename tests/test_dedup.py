@@ -17,7 +17,9 @@ from streaming import START, new_topic, publish_events, surge_spec
 from workbench.exceptions import SpecError
 from workbench.generator import write_jsonl
 from workbench.job import StreamingJob
+from workbench.preview import preview
 from workbench.replay import replay
+from workbench.sampling import sample
 
 SQL = "SELECT order_number, customer_id, rowtime AS event_time FROM booking"
 
@@ -51,6 +53,10 @@ def test_duplicates_published_to_kafka_come_out_once(spark, kafka_broker, tmp_pa
     orders = {e["order_number"] for e in first.events}
     assert len(orders) == 300
     assert written(spark, tmp_path) == Counter(orders)
+    # a preview over both copies keeps one row per key too, as the job does (promote's
+    # parity check compares the two)
+    shown = preview(spec, sample(spec, last=10_000), spark=spark)
+    assert Counter(shown.rows["order_number"]) == Counter(orders)
 
     # after a restart from the checkpoint the keys are still remembered: a third copy of
     # the same bookings and 100 new ones (later in event time) give only the new ones

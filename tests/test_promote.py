@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from test_notebooks import events_of
 from workbench.exceptions import ParityError, PromoteError, StreamInPromoteError
 from workbench.notebook.examples import demo_events
 from workbench.parity import read_jsonl
-from workbench.promote import check_parity, prepare
+from workbench.promote import _name_of, check_parity, prepare
 from workbench.spec import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +118,8 @@ def test_a_preview_that_differs_from_the_production_plan_refuses_promotion(
                 start=START)  # fmt: skip
     notebook = code_notebook(
         tmp_path / "noisy.ipynb",
-        USE_SURGE,
+        "import workbench.notebook as wb\n\nwb.add_stream('booking', 'BookingLogMessage', "
+        "topics=[topic], bootstrap_servers=bootstrap)",  # no spec: the preview's own
         "wb.sample('booking', last=100)",
         "%%dagger\nSELECT customer_id, vehicle_type, rand() AS noise FROM `booking`",
         parameters=f"bootstrap = {kafka_broker.bootstrap!r}\ntopic = {topic!r}",
@@ -131,6 +133,7 @@ def test_a_preview_that_differs_from_the_production_plan_refuses_promotion(
     shown = err.value.only_preview[0]
     assert set(shown) == {"customer_id", "vehicle_type", "noise"}
     assert json.dumps(shown, sort_keys=True) in message
+    assert _name_of(notebook, tmp_path / "work" / "record") == "noisy"  # the job's default name
 
 
 def test_a_notebook_without_a_preview_is_refused(workbench_kernel, tmp_path):
@@ -174,7 +177,11 @@ def test_cli_dry_run(kafka_broker, workbench_kernel, tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("papermill: executed api_health.ipynb in promote mode (")
-    assert lines[1].startswith("parity: ") and "== replay over the sample offsets" in lines[1]
+    assert re.match(
+        r"parity: (\d+) preview rows == \1 replay rows over the sample offsets "
+        r"\(replayed by the kernel after the preview: [\d.]+s; compared: [\d.]+s\)$",
+        lines[1],
+    ), lines[1]
     spec_text = result.stdout.split("--- spec (api-health)\n")[1].split("--- parity\n")[0]
     assert parse(yaml.safe_load(spec_text)).streams[0].topics == [topic]
     parity = json.loads(result.stdout.split("--- parity\n")[1].split("\ndry run:")[0])
@@ -182,6 +189,20 @@ def test_cli_dry_run(kafka_broker, workbench_kernel, tmp_path):
     assert lines[-1] == f"dry run: nothing submitted; the executed notebook is in {tmp_path}"
     assert (tmp_path / "api_health.ipynb").exists()
     assert (tmp_path / "record" / "replay.jsonl").exists()  # the kernel replayed: no JVM here
+
+
+def test_cli_submits_only_after_papermill_and_parity(kafka_broker, workbench_kernel, tmp_path):
+    """No job service listens at --server: the steps before submission print, then one
+    error line."""
+    topic = f"promote-{uuid.uuid4().hex[:8]}"
+    args = [f"-p {k} {v}" for k, v in example_params(kafka_broker, topic, events=300).items()]
+    result = workbench("promote", ROOT / "notebooks" / "driver_supply.ipynb", "--team", "supply",
+                       "--server", "http://127.0.0.1:9", "--kernel", workbench_kernel,
+                       "--workdir", tmp_path, *" ".join(args).split())  # fmt: skip
+    assert result.returncode == 1
+    steps = [line.split(":")[0] for line in result.stdout.splitlines()]
+    assert steps == ["papermill", "parity"], result.stdout
+    assert result.stderr.startswith("error: "), result.stderr
 
 
 def test_cli_refuses_unknown_parameters_and_a_missing_team():
@@ -193,3 +214,13 @@ def test_cli_refuses_unknown_parameters_and_a_missing_team():
     )
     result = workbench("promote", notebook)
     assert result.returncode == 1 and "--team TEAM" in result.stderr
+
+
+def test_the_submitted_spec_names_the_owning_team():
+    from workbench.notebook.examples import bundled
+    from workbench.promote import _owned_by
+
+    spec = bundled("surge-pricing")
+    assert spec.team == "pricing"
+    owned = parse(yaml.safe_load(_owned_by(spec.to_yaml(), "supply")))
+    assert owned.team == "supply" and owned.sql == spec.sql

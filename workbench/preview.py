@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench import engine
+from workbench import dedup, engine
 from workbench.durations import to_millis
 from workbench.exceptions import UnknownNameError, WorkbenchError
 from workbench.lateness import Closing, closing_of, count_late
@@ -141,7 +141,10 @@ def preview(
     missing = [t for t in plan.translation.tables if t not in chosen]
     if missing:
         raise UnknownNameError("sample", missing[0], chosen, where="(take one with sample())")
-    rows, truncated = collect(plan.result, max_rows, keys=group_keys(sql))
+    result = plan.result
+    if not isinstance(spec, str):  # as the job and replay do (one row per key of a batch)
+        result = dedup.apply(result, spec.deduplicate, rowtime)
+    rows, truncated = collect(result, max_rows, keys=group_keys(sql))
     closing = closing_of(sql)
     by = {
         t: {

@@ -74,13 +74,15 @@ def prepare(
     executed = execute(notebook, work, params, kernel)
     papermill_s = time.perf_counter() - t0
     _say(emit, f"papermill: executed {notebook.name} in promote mode ({papermill_s:.1f}s)")
-    spec = recorded_spec(work / "record", name)
+    spec = recorded_spec(work / "record", name or _name_of(notebook, work / "record"))
     t1 = time.perf_counter()
     result = check_parity(spec, work / "record", work / "replay.jsonl")
     parity_s = time.perf_counter() - t1
     result["seconds"] = round(parity_s, 3)
-    _say(emit, f"parity: {result['rows']} preview rows == replay over the sample offsets "
-               f"({parity_s:.1f}s)")  # fmt: skip
+    where = "by the kernel after the preview" if result["replayed_by"] == "kernel" else "here"
+    _say(emit, f"parity: {result['rows']} preview rows == {result['replay_rows']} replay rows "
+               f"over the sample offsets (replayed {where}: {result['replay_s']:.1f}s; "
+               f"compared: {parity_s:.1f}s)")  # fmt: skip
     data = executed.read_bytes()
     return Promotion(
         spec.name, spec.to_yaml(), data, hashlib.sha256(data).hexdigest(), result,
@@ -115,9 +117,15 @@ def submit(
     token: str | None = None,
     emit: Emit = None,
 ) -> dict[str, Any]:
-    from workbench.server.client import ServiceClient
-
+    try:
+        from workbench.server.client import ServiceClient
+    except ImportError as err:
+        raise PromoteError(
+            f"the job service client is not available ({err}): submit needs workbench.server; "
+            "--dry-run checks the notebook without it"
+        ) from None
     t0 = time.perf_counter()
+    promotion.spec_yaml = _owned_by(promotion.spec_yaml, team)
     job = ServiceClient(server, token).submit(
         name=promotion.name,
         team=team,
@@ -129,6 +137,15 @@ def submit(
     promotion.timings["submit_s"] = round(time.perf_counter() - t0, 3)
     _say(emit, f"submit: {promotion.name} for team {team} ({promotion.timings['submit_s']:.1f}s)")
     return job
+
+
+def _owned_by(spec_yaml: str, team: str) -> str:
+    """The spec with ``team`` as its team (the job's owner; the plan does not change)."""
+    import yaml
+
+    from workbench.spec import parse
+
+    return parse(yaml.safe_load(spec_yaml) | {"team": team}).to_yaml()
 
 
 # --- papermill ------------------------------------------------------------------------
@@ -207,6 +224,19 @@ def recorded_spec(record: Path, name: str | None) -> Any:
         return spec
     # through to_yaml: a plain model_dump keeps only the base fields of each sink
     return parse(yaml.safe_load(spec.to_yaml()) | {"name": name})
+
+
+def _name_of(notebook: Path, record: Path) -> str | None:
+    """None (the spec's own name), or the notebook's file name when the notebook used no
+    spec, only a preview of SQL (whose spec is named "preview")."""
+    import re
+
+    from workbench.spec import load
+
+    path = record / promoting.SPEC_FILE
+    if not path.exists() or load(path).name != promoting.PREVIEW_SPEC_NAME:
+        return None
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", notebook.stem).strip("-_") or None
 
 
 def check_parity(spec: Any, record: Path, out: Path) -> dict[str, Any]:

@@ -24,7 +24,12 @@ def http_url_problem(value: str) -> str | None:
 
 
 def check_http_url(value: str) -> str:
-    """``value`` if it is an http(s) URL; ValueError (for pydantic validators) if not."""
+    """``value`` if it is an http(s) URL; ValueError (for pydantic validators) if not. A
+    value holding a secret reference (``${env:..}``) is checked once the job resolved it."""
+    from workbench import secrets
+
+    if secrets.references(value):
+        return value
     problem = http_url_problem(value)
     if problem:
         raise ValueError(problem)

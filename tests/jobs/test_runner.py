@@ -13,13 +13,17 @@ import os
 import signal
 import uuid
 
+import pytest
+import yaml
 from geo_reference import surge_windows
 from readback import influxql
 from runfolder import Process, make_run
 from streaming import closed, influx_v1_rows, new_topic, publish_events, surge_spec
 
+from workbench.exceptions import SpecError
 from workbench.jobs.lease import Lease
 from workbench.jobs.metrics import KEYS
+from workbench.jobs.runner import load_spec
 
 
 def test_runs_reports_and_stops_and_keeps_the_secret(kafka_broker, influxdb_v1, tmp_path):
@@ -40,7 +44,8 @@ def test_runs_reports_and_stops_and_keeps_the_secret(kafka_broker, influxdb_v1, 
         "password": "${env:WB_TEST_INFLUX_PASSWORD}",
         "measurement": "surge",
     }
-    spec = surge_spec(bootstrap, topic, tmp_path, [sink])
+    conf = {"spark.sql.shuffle.partitions": "3"}  # spec.spark_conf is honoured
+    spec = surge_spec(bootstrap, topic, tmp_path, [sink], spark_conf=conf)
     run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
     job = Process(run, env={"WB_TEST_INFLUX_PASSWORD": password})
     expected = closed(surge_windows(sent.events), sent.events)
@@ -74,6 +79,8 @@ def test_runs_reports_and_stops_and_keeps_the_secret(kafka_broker, influxdb_v1, 
     assert {"batch", "input_rate", "offsets_behind", "time"} <= set(progress[-1])
     assert run.read_exit()["code"] == 0 and run.read_exit()["reason"] == "stopped"
     assert influx_v1_rows(influxdb_v1, {**sink, "database": database}) == expected
+    state = tmp_path / "checkpoint" / "sinks" / "state" / "0"
+    assert sorted(p.name for p in state.iterdir() if p.name.isdigit()) == ["0", "1", "2"]
     log = job.log()
     assert "stopped:" in log and "] batch " in log
     assert "influx v1 " in log and "***/surge" in log  # the sink named, its database masked
@@ -119,3 +126,21 @@ def test_sigterm_to_the_process_group_stops_gracefully(kafka_broker, tmp_path):
     os.killpg(job.proc.pid, signal.SIGTERM)  # as the supervisor escalates: the whole group
     assert job.exit_code(120) == 0, job.log()[-3000:]
     assert run.read_exit()["reason"] == "stopped" and "stopped:" in job.log()
+
+
+def test_a_secret_is_checked_as_written_and_never_quoted(monkeypatch, tmp_path):
+    spec = surge_spec("127.0.0.1:1", "t", tmp_path, [])
+    data = yaml.safe_load(spec.to_yaml())
+    data["sinks"] = [
+        {"type": "influx", "url": "${env:WB_TEST_URL}", "measurement": "m", "bucket": "b"}
+    ]
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("WB_TEST_URL", "http://influx.internal:8086")
+    loaded, mask = load_spec(path)  # the reference itself is no URL: fine
+    assert loaded.sinks[0].url == "http://influx.internal:8086"
+    assert mask("at http://influx.internal:8086") == "at ***"
+    monkeypatch.setenv("WB_TEST_URL", "not-a-url-SECRET")
+    with pytest.raises(SpecError, match=r"sinks\[0\]\.url.*\$\{env:WB_TEST_URL\}") as err:
+        load_spec(path)  # told with the reference, as written
+    assert "SECRET" not in str(err.value)

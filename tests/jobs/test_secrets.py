@@ -52,3 +52,20 @@ def test_errors_name_the_reference_not_a_value(monkeypatch, tmp_path):
     with pytest.raises(SecretError, match="cannot read") as err:
         secrets.resolve([f"${{file:{missing}}}"])
     assert err.value.reference == f"${{file:{missing}}}"
+
+
+def test_a_referenced_url_is_checked_after_resolution_not_at_submission():
+    from workbench.spec import parse
+
+    sink = {
+        "type": "influx",
+        "api": 1,
+        "url": "${env:INFLUX_URL}",
+        "database": "d",
+        "measurement": "m",
+    }
+    data = {"name": "s", "streams": [{"table": "t", "message": "m", "topics": ["x"]}],
+            "sql": "SELECT 1 FROM t", "sinks": [sink]}  # fmt: skip
+    assert parse(data).sinks[0].url == "${env:INFLUX_URL}"
+    with pytest.raises(Exception, match="url"):
+        parse({**data, "sinks": [{**sink, "url": "not a url"}]})

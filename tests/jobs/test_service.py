@@ -16,7 +16,7 @@ from workbench.exceptions import (
     SpecError,
 )
 from workbench.jobs import versioning
-from workbench.jobs.views import METRIC_KEYS
+from workbench.jobs.metrics import KEYS as METRIC_KEYS
 
 
 @pytest.fixture

@@ -276,3 +276,27 @@ def test_killing_the_service_leaves_jobs_running_and_a_new_one_reattaches(
         server.kill()
         server.wait(timeout=10)
         kill_runs(service)
+
+
+def test_leftovers_of_a_dead_leader_are_killed_but_not_a_reused_pid():
+    group = subprocess.Popen(
+        ["sh", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    member = int(group.stdout.readline())
+    os.kill(group.pid, signal.SIGKILL)
+    group.wait()
+    assert os.getpgid(member) == group.pid  # the member outlives its leader
+    procs.kill_leftovers(group.pid)
+    wait_for(lambda: not Path(f"/proc/{member}").exists() or _zombie(member))
+    reused = subprocess.Popen(["sleep", "60"], start_new_session=True)  # a live leader
+    try:
+        procs.kill_leftovers(reused.pid)
+        assert reused.poll() is None, "a live process with the pid was killed"
+    finally:
+        reused.kill()
+        reused.wait()
+
+
+def _zombie(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"

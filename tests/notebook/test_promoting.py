@@ -102,6 +102,9 @@ def test_wb_promote_needs_a_saved_notebook_and_a_team(tmp_path, monkeypatch):
     notebook.write_text("{}")
     with pytest.raises(PromoteError, match="give the team"):
         wb.promote(notebook)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))  # the kernel's notebook, by Jupyter
+    with pytest.raises(PromoteError, match=f"give the team.*wb.promote\\('{notebook}'"):
+        wb.promote()
     monkeypatch.setenv(ENV, str(tmp_path))
     with pytest.raises(PromoteError, match="remove it from the notebook"):
         wb.promote(notebook, team="pricing")

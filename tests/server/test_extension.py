@@ -15,6 +15,7 @@ from polling import wait_for
 from servekit import TOKENS, write_state
 
 from workbench.infra.ports import free_port
+from workbench.server.client import ServiceClient
 from workbench.server.identity import local_user
 
 HERE = Path(__file__).resolve().parent
@@ -99,6 +100,8 @@ def test_mounted_under_base_url_with_jupyter_token(plain_jupyter):
     assert me.status_code == 200, me.text
     assert me.json() == {"user": local_user(), "teams": [], "admin": True}
     assert plain_jupyter.call("GET", "jobs", "t0k").json() == {"jobs": []}
+    client = ServiceClient(plain_jupyter.url, "t0k")  # the CLI's --server URL --token T
+    assert client.me()["user"] == local_user() and client.list_jobs() == []
     root = plain_jupyter.url.replace("/user/alice/", "/")
     assert plain_jupyter.call("GET", "me", "t0k", base=root).status_code == 404
 

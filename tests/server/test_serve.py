@@ -152,3 +152,16 @@ def test_a_taken_port_is_one_clear_line(served, tmp_path):
         done.stderr.strip().splitlines()[-1].startswith(f"error: cannot listen on 127.0.0.1:{port}")
     )
     assert "--port 0" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_second_server_on_the_same_state_stands_by(tmp_path):
+    state = write_state(tmp_path / "state")
+    first = start_serve(state)
+    second = start_serve(state)
+    try:
+        for server in (first, second):
+            assert server.call("GET", "me", "bob").json()["user"] == "bob"
+    finally:
+        assert second.stop() == 0
+        assert first.stop() == 0
+    assert "standing by" in (state / "test-serve.log").read_text()

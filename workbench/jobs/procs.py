@@ -6,7 +6,6 @@ group.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -48,11 +47,19 @@ def signal_group(pid: int | None, sig: signal.Signals) -> None:
             os.killpg(pid, sig)
 
 
-def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` as JSON, atomically (readers never see half a file)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)
+def kill_leftovers(pid: int | None) -> None:
+    """SIGKILL what is left of the group of a run whose leader ``pid`` is gone. Skipped when
+    ``pid`` is a live process again (reused: a group id in use is never handed out again,
+    so a live ``pid`` means the old group is empty)."""
+    if not pid:
+        return
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        signal_group(pid, signal.SIGKILL)
+        return
+    if stat.rpartition(")")[2].split()[0] == "Z":  # our unreaped child: still its group
+        signal_group(pid, signal.SIGKILL)
 
 
 def log_tail(path: str | Path, lines: int = 20, limit: int = 8192) -> str:

@@ -35,8 +35,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from workbench import secrets
 from workbench.exceptions import LeaseHeldError, SpecError, WorkbenchError
 from workbench.jobs import metrics
@@ -51,24 +49,29 @@ if TYPE_CHECKING:
 POLL_S = 0.5
 
 
-def load_spec(text: str, source: str) -> tuple[DaggerSpec, Callable[[str], str]]:
+def load_spec(path: Path) -> tuple[DaggerSpec, Callable[[str], str]]:
     """The spec with its secrets resolved, and a function masking their values.
 
-    The spec is validated as written first, so a mistake is reported with the reference
-    text; a value that only fails once resolved is reported masked."""
+    A spec invalid once resolved is reported as written (with the reference text) when
+    that is invalid too, else by key only: no error quotes a resolved value."""
     from workbench import spec as spec_module
+    from workbench.yamlsafe import read_yaml
 
-    data = yaml.safe_load(text)
-    spec_module.parse(data, source)
-    for ref in secrets.references(text):
-        secrets.check(ref)
+    source = str(path)
+    data = read_yaml(path, what="spec")  # size and alias limits as for any spec
+    secrets.check(path.read_text(encoding="utf-8"))
     found: dict[str, str] = {}
     resolved = secrets.resolve(data, found)
     mask = secrets.redact(found.values())
     try:
         return spec_module.parse(resolved, source), mask
     except SpecError as err:
-        raise WorkbenchError(mask(str(err))) from None
+        spec_module.parse(data, source)  # raises the error as written, if there is one
+        raise SpecError(
+            err.key,
+            "not valid once its secret references are resolved; check the value they stand for",
+            source,
+        ) from None
 
 
 def apply_handoff(
@@ -101,6 +104,8 @@ class Runner:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._done = threading.Event()
+        self._beater: threading.Thread | None = None
+        self._stopped = False
 
     # --- output ---
     def say(self, line: str) -> None:
@@ -131,12 +136,12 @@ class Runner:
     def run(self) -> int:
         from workbench.job import on_signals
 
-        config = self.dir.read_run_config()
-        self.beat()
-        threading.Thread(target=self._beating, args=(config.heartbeat_s,), daemon=True).start()
         restore = on_signals(self._stop.set)
-        lease = Lease(config.checkpoint)
+        lease = None
         try:
+            config = self.dir.read_run_config()
+            self._beat_every(config.heartbeat_s)
+            lease = Lease(config.checkpoint)
             code, error = self._run(config, lease), None
         except LeaseHeldError as err:
             code, error = EXIT_LEASE_HELD, str(err)
@@ -152,8 +157,13 @@ class Runner:
         self.dir.write_exit(code, reason, None if error is None else self.mask(error))
         return code
 
+    def _beat_every(self, every_s: float) -> None:
+        self.beat()
+        self._beater = threading.Thread(target=self._beating, args=(every_s,), daemon=True)
+        self._beater.start()
+
     def _run(self, config: RunConfig, lease: Lease) -> int:
-        spec, self.mask = load_spec(self.dir.read_spec_yaml(config), str(self.dir.spec_file))
+        spec, self.mask = load_spec(self.dir.path / config.spec)
         spec, floor = apply_handoff(spec, config.handoff)
         lease.acquire(config.run_id)
         if self._stop_asked():
@@ -170,6 +180,7 @@ class Runner:
         self.beat()
         self.say("stopping after the current micro-batch")
         job.stop()
+        self._stopped = True
         job.poll()
         totals = job.totals
         self.say(
@@ -201,12 +212,15 @@ class Runner:
         )
         return self.job.start()
 
-    def _finish(self, lease: Lease) -> None:
+    def _finish(self, lease: Lease | None) -> None:
         self._done.set()
-        if self.job is not None and self.job.queries:
+        if self._beater is not None:
+            self._beater.join(10)
+        if self.job is not None and self.job.queries and not self._stopped:
             with contextlib.suppress(Exception):  # already failing: the first error is reported
                 self.job.stop(graceful=False)
-        lease.release()
+        if lease is not None:
+            lease.release()
 
     def _paragraph(self, err: BaseException) -> str:
         from workbench.job import JobFailedError

@@ -21,10 +21,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError
+from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
 from workbench.jobs import authz, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
+from workbench.jobs.rundir import RunDir
 from workbench.jobs.views import event_view, job_view, latest_run, version_view
 
 RUNNING, STOPPED = "running", "stopped"
@@ -133,17 +134,7 @@ class JobService:
             found = latest_run(s, self._visible(s, who, ref).id)
         if found is None:
             return []
-        try:
-            lines = (Path(found.run_dir) / "progress.jsonl").read_text().splitlines()
-        except FileNotFoundError:
-            return []
-        reports = []
-        for line in lines[-last:] if last > 0 else []:
-            try:
-                reports.append(json.loads(line))
-            except ValueError:  # a line being written
-                continue
-        return reports
+        return RunDir(Path(found.run_dir)).tail_progress(last)
 
     # -- actions ----------------------------------------------------------------------
     def submit(
@@ -275,7 +266,7 @@ class JobService:
 
         if not _NAME.match(name) or len(name) > MAX_NAME:
             raise JobServiceError(
-                f"'{name}' is not a job name: use letters, digits, '-' and '_', starting "
+                f"'{clip(name)}' is not a job name: use letters, digits, '-' and '_', starting "
                 f"with a letter, at most {MAX_NAME} characters."
             )
         cluster_name, spec = self.config.cluster(cluster)

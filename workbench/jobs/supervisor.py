@@ -38,7 +38,8 @@ from sqlalchemy.orm import Session
 from workbench.jobs import procs, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, now
-from workbench.jobs.views import heartbeat, live_run, read_json
+from workbench.jobs.rundir import RunDir, write_json
+from workbench.jobs.views import heartbeat, live_run
 
 LOG = logging.getLogger(__name__)
 ACTOR = "supervisor"
@@ -207,10 +208,10 @@ class Supervisor:
     # -- a run's end ------------------------------------------------------------------
     def _ended(self, s: Session, job: Job, run: Run) -> None:
         """Close a run whose process is gone, and decide what the job does next."""
-        exit = read_json(Path(run.run_dir) / "exit.json")
+        exit = RunDir(Path(run.run_dir)).read_exit()
         child = self._children.pop(run.pid or 0, None)
         code = exit.get("code") if exit else (child.poll() if child else None)
-        procs.signal_group(run.pid, signal.SIGKILL)  # what the run left in its group
+        procs.kill_leftovers(run.pid)  # e.g. the JVM of a driver killed alone
         run.ended_at, run.exit_code = now(), code
         run.end_reason = str(exit.get("reason")) if exit else ("killed" if child else "lost")
         killed = self._killed.pop(run.run_id, None)
@@ -261,7 +262,7 @@ class Supervisor:
             return
         (run_dir / "spec.yaml").write_text(version.spec_yaml)
         Path(version.checkpoint).mkdir(parents=True, exist_ok=True)
-        procs.write_json(run_dir / "run.json", self._run_json(job, version, run_id, handoff))
+        write_json(run_dir / "run.json", self._run_json(job, version, run_id, handoff))
         child = procs.spawn(self.config.runner_command, run_dir, self._env())
         self._children[child.pid] = child
         s.add(Run(

@@ -14,20 +14,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench.jobs.db import Event, Job, Run, Version
+from workbench.jobs.metrics import KEYS
+from workbench.jobs.rundir import RunDir
 
-METRIC_KEYS = (
-    "input_rate",
-    "processed_rate",
-    "batch_duration_ms",
-    "watermark",
-    "offsets_behind_latest",
-    "late",
-    "dead_letters",
-    "records",
-    "batches",
-    "last_batch_at",
-    "last_sink_write_at",
-)
 ERROR_ACTIONS = ("run-failed", "lease-held", "handoff-failed", "failed")
 
 
@@ -35,22 +24,13 @@ def iso(moment: datetime | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
-def read_json(path: Path) -> dict | None:
-    """A JSON file of the run folder, or None while it is absent or half written."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def heartbeat(run: Run | None) -> dict | None:
-    return read_json(Path(run.run_dir) / "heartbeat.json") if run else None
+    return RunDir(Path(run.run_dir)).read_heartbeat() if run else None
 
 
 def metrics(beat: dict | None) -> dict:
     values = (beat or {}).get("metrics") or {}
-    return {key: values.get(key) for key in METRIC_KEYS}
+    return {key: values.get(key) for key in KEYS}
 
 
 def live_run(session: Session, job_id: int) -> Run | None:

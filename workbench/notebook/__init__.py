@@ -16,6 +16,10 @@ table → :class:`~workbench.sampling.Sample`) and the last preview. ``connect(s
 (or ``$WORKBENCH_BOOTSTRAP_SERVERS``) points every stream at other Kafka servers, as
 ``workbench run --bootstrap-servers`` does. Unknown tables and messages raise
 :class:`~workbench.exceptions.UnknownNameError` naming the known ones.
+
+Under ``workbench promote`` (``$WORKBENCH_PROMOTE_DIR`` set) ``use``, ``connect`` and
+``preview`` also record the spec, samples and preview rows (:mod:`.promoting`);
+``promote(notebook, team)`` promotes a saved notebook from Python.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ PREVIEW_FILE = "preview.json"
 SAMPLES_DIR = "samples"
 REPLAY_ROWS = "replay.jsonl"
 REPLAY_FILE = "replay.json"
+PREVIEW_SPEC_NAME = "preview"  # the name of a preview's own spec (bare SQL, no wb.use)
 SESSION_ENV = "JPY_SESSION_NAME"  # the notebook's path, set by jupyter_server for its kernels
 
 

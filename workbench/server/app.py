@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
@@ -23,22 +22,18 @@ from typing import Any
 import tornado.web
 
 from workbench.exceptions import WorkbenchError
-from workbench.server.handlers import ApiError, ApiHandler, NoRoute, rules
+from workbench.server.handlers import ApiHandler, NoRoute, rules
 from workbench.server.identity import Identify, TokenIdentity, local_token, read_token
-
-log = logging.getLogger("workbench.server")
 
 SERVICE_FILE = "service.json"
 
 
 class StandaloneHandler(ApiHandler):
-    """Every request needs a caller: 401 before anything else."""
+    """Every request needs a caller: 401 before anything else. Tokens only, no cookies,
+    so there is nothing for XSRF to forge."""
 
     def prepare(self) -> None:
         self.caller()
-
-    def check_xsrf_cookie(self) -> None:  # token-only API: no cookies to forge
-        return None
 
 
 def make_app(service: Any, identify: Identify, executor=None) -> tornado.web.Application:
@@ -98,7 +93,11 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
         loop.add_signal_handler(signum, stop.set)
     print(f"workbench job service on {url} (state {state}, pid {os.getpid()})", flush=True)
     if not supervising:
-        print("another process supervises this state's jobs: serving the API only", flush=True)
+        print(
+            "another process supervises this state's jobs: standing by (this one takes over "
+            "when that one ends)",
+            flush=True,
+        )
     if ready:
         ready(url)
     try:
@@ -134,6 +133,3 @@ def _remove_service_file(path: Path) -> None:
             path.unlink()
     except (OSError, ValueError):
         pass
-
-
-__all__ = ["ApiError", "make_app", "serve", "SERVICE_FILE", "write_service_file"]

@@ -56,8 +56,8 @@ class WorkbenchService(Configurable):
     supervise = Bool(
         True,
         config=True,
-        help="Run the job supervisor in this server (only one process per state folder "
-        "supervises; the others serve the API).",
+        help="Run the job supervisor in this server (one process per state folder "
+        "supervises at a time; the others stand by and take over when it ends).",
     )
 
 
@@ -99,10 +99,11 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
 
 
 def _supervise(service: Any, serverapp: Any) -> None:
-    if service.start_supervisor():
-        atexit.register(service.stop_supervisor)
-    else:
-        serverapp.log.info("workbench job service: another process supervises the jobs")
+    if not service.start_supervisor():
+        serverapp.log.info(
+            "workbench job service: another process supervises the jobs; standing by"
+        )
+    atexit.register(service.stop_supervisor)
 
 
 def jupyter_identity(mode: str, provider: Any) -> Identify:

@@ -11,6 +11,7 @@ to the server log. :func:`rules` mounts the routes on a given tornado handler cl
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -93,9 +94,8 @@ class ApiHandler(RequestHandler):
             who = principal(self.service, caller)
             return getattr(self.service, operation)(who, *args, **kwargs)
 
-        loop = self._loop()
         try:
-            return await loop.run_in_executor(self.executor, run)
+            return await asyncio.get_running_loop().run_in_executor(self.executor, run)
         except WorkbenchError as err:
             status = getattr(err, "status", None)
             status = status if status in ERROR_STATUSES else 400
@@ -103,13 +103,9 @@ class ApiHandler(RequestHandler):
 
     async def who(self) -> Any:
         caller = self.caller()
-        return await self._loop().run_in_executor(self.executor, principal, self.service, caller)
-
-    @staticmethod
-    def _loop():
-        import asyncio
-
-        return asyncio.get_running_loop()
+        return await asyncio.get_running_loop().run_in_executor(
+            self.executor, principal, self.service, caller
+        )
 
     def reply(self, data: Any, status: int = 200) -> None:
         self.set_status(status)

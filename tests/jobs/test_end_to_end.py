@@ -22,7 +22,6 @@ from geo_reference import surge_windows
 from service_process import Service, runner_processes
 from streaming import (
     START,
-    SURGE_SQL,
     closed,
     event_ms,
     influx_v1_rows,
@@ -187,13 +186,18 @@ def test_promoted_surge_is_exact_survives_sigkill_and_other_teams_are_kept_out(
     assert "submit" in actions and "run-failed" in actions and "backoff" in actions, actions
 
 
-def test_a_killed_service_started_again_reattaches_both_running_jobs(service, surge, edits):
+def test_a_killed_service_started_again_reattaches_both_running_jobs(
+    service, kafka_broker, surge, edits
+):
     jobs = {name: service.wait_for(name, running, 240, f"{name} RUNNING")
             for name in ("surge-e2e", "edits-e2e")}  # fmt: skip
     service.kill()
     for job in jobs.values():  # the jobs live on without their service
         assert drivers(service, job["id"]) == [job["run"]["pid"]]
     service.start()
+    for name, topic in (("surge-e2e", surge["topic"]), ("edits-e2e", edits["topic"])):
+        events = surge["events"] if name == "surge-e2e" else edits["events"]
+        events += more_events(kafka_broker.bootstrap, topic, 200, 24, events, rate_per_s=10.0)
     for name, before in jobs.items():
         seen = batches(before)
         again = service.wait_for(name, lambda j, b=seen: batches(j) > b, 120, f"{name} batches")
@@ -237,9 +241,10 @@ def test_edit_and_rollback_keep_influxdb_exact_across_each_switch(
 
     # edit: another S2 level (a SQL change: a new checkpoint handed off from v1's)
     edited = edits["tmp"] / "v2.yaml"
-    edited.write_text(edits["spec"].replace(SURGE_SQL.strip(), SURGE_SQL.strip().replace(
-        "pickup_long, 13)", "pickup_long, 12)")))  # fmt: skip
-    assert "pickup_long, 12)" in edited.read_text()
+    spec = yaml.safe_load(edits["spec"])
+    assert spec["sql"].count("pickup_long, 13)") == 2
+    spec["sql"] = spec["sql"].replace("pickup_long, 13)", "pickup_long, 12)")
+    edited.write_text(yaml.safe_dump(spec, sort_keys=False))
     done = service.cli("alice", "jobs", "edit", "edits-e2e", edited)
     assert done.returncode == 0, done.stdout + done.stderr
     service.wait_for("edits-e2e", lambda j: running(j) and j["run"]["version"] == 2, 240, "v2")

@@ -24,9 +24,10 @@ def s2_id(lat: float, lng: float, level: int) -> str:
     return str(value - (1 << 64) if value >= 1 << 63 else value)
 
 
-def surge_windows(events, window_s: int = 60) -> dict:
+def surge_windows(events, window_s: int = 60, level: int = 13) -> dict:
     """The surge-pricing dagger by hand: {(s2 cell, vehicle, window end ms): (bookings,
-    unique customers)} over CREATED bookings in tumbling ``window_s`` windows."""
+    unique customers)} over CREATED bookings in tumbling ``window_s`` windows, cells of S2
+    ``level``."""
     from datetime import datetime
 
     groups: dict = {}
@@ -37,6 +38,6 @@ def surge_windows(events, window_s: int = 60) -> dict:
             datetime.fromisoformat(e["event_timestamp"].replace("Z", "+00:00")).timestamp() * 1000
         )
         end = (ms // (window_s * 1000) + 1) * window_s * 1000
-        key = (s2_id(e["pickup_lat"], e["pickup_long"], 13), e["vehicle_type"], end)
+        key = (s2_id(e["pickup_lat"], e["pickup_long"], level), e["vehicle_type"], end)
         groups.setdefault(key, []).append(e["customer_id"])
     return {k: (len(v), len(set(v))) for k, v in groups.items()}

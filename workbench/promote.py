@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from workbench import parity
 from workbench.exceptions import ParityError, PromoteError, UnknownNameError, clip
 from workbench.notebook import promoting
@@ -220,9 +222,7 @@ def recorded_spec(record: Path, name: str | None) -> Any:
     spec = load(path)
     if name is None:
         return spec
-    import yaml
-
-    # to_yaml, not model_dump: a dump of the spec keeps only the base fields of its sinks
+    # through to_yaml: a plain model_dump keeps only the base fields of each sink
     return parse(yaml.safe_load(spec.to_yaml()) | {"name": name})
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from jobkit import SQL, spec_yaml, teams_file
 
+from workbench.checkpoints import QUERY
 from workbench.exceptions import (
     JobConflictError,
     JobForbiddenError,
@@ -80,8 +81,9 @@ def test_edits_keep_the_checkpoint_when_the_shape_is_unchanged(service, tmp_path
 def test_a_new_checkpoint_continues_the_committed_one_with_a_handoff(service, monkeypatch):
     bob = service.principal("bob")
     job = service.submit(bob, name="surge", team="pricing", spec_yaml=spec_yaml())
-    (Path(job["checkpoint"]) / "commits").mkdir(parents=True)
-    (Path(job["checkpoint"]) / "commits" / "0").write_text("v1")
+    commits = Path(job["checkpoint"]) / QUERY / "commits"  # where Spark commits, as in a run
+    commits.mkdir(parents=True)
+    (commits / "0").write_text("v1")
     service.edit(bob, "surge", spec_yaml(sql=SQL + " WHERE 1 = 1"))
     seen = []
 

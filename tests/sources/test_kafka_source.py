@@ -59,6 +59,15 @@ def test_reader_options(keys, expected):
     assert expected.items() <= options.items()
 
 
+def test_kafka_timeouts_are_bounded_unless_the_spec_sets_them():
+    bounded = reader_options(stream(topics=["a"]))
+    assert bounded["kafka.default.api.timeout.ms"] == "20000"
+    assert bounded["kafka.request.timeout.ms"] == "10000"
+    given = reader_options(stream(topics=["a"], kafka_options={"request.timeout.ms": "90000"}))
+    assert given["kafka.request.timeout.ms"] == "90000"
+    assert "kafka.default.api.timeout.ms" not in given  # Kafka's own, kept above the request's
+
+
 def test_a_bad_start_time_is_a_spec_error():
     from workbench.exceptions import SpecError
 

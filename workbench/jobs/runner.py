@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from workbench.spec import DaggerSpec
 
 POLL_S = 0.5
+#: what Kafka's admin client says when no bootstrap server answers
+NO_BROKER = "Timed out waiting for a node assignment"
 
 
 def load_spec(path: Path) -> tuple[DaggerSpec, Callable[[str], str]]:
@@ -245,6 +247,12 @@ class Runner:
             text = summary(text_of(err))
         job = self.job
         where = f"dagger '{job.spec.name}' (checkpoint {job.checkpoint}) stopped: " if job else ""
+        if job is not None and NO_BROKER in text:
+            servers = ", ".join(sorted({s.bootstrap_servers for s in job.spec.streams}))
+            text = (
+                f"{text.rstrip('.')}: no Kafka broker answered at {servers}; check the streams' "
+                "bootstrap_servers and that the brokers are up and reachable from here"
+            )
         return self.mask(f"{where}{text.rstrip('.')}.")
 
 

@@ -6,7 +6,9 @@ Every tick (``tick_s``, 0.5 s) each job is compared with its runs:
 - a live run → its heartbeat gives ``STARTING``/``RUNNING``; ``LAGGING`` when
   ``offsets_behind_latest`` passes ``policy.lagging_offsets``; no heartbeat for
   ``heartbeat_timeout_s`` → the run is killed as hung. A run healthy for
-  ``healthy_after_s`` clears the job's failure count;
+  ``healthy_after_s`` that has completed a micro-batch clears the job's failure count (a
+  query that starts but never gets a batch through, e.g. its broker is unreachable, keeps
+  counting towards ``FAILED``);
 - a run that should not be running (stop, restart, a new version) → ``STOPPING``: the
   ``STOP`` file, SIGTERM to its group after ``stop_grace_s``, SIGKILL after ``kill_grace_s``;
 - a run that died unasked (no ``exit.json``, or a non-zero code) → one more failure:
@@ -170,6 +172,7 @@ class Supervisor:
             add_event(s, job.id, ACTOR, status.lower(), run=run.run_id)
         job.status = status
         healthy = now() - run.started_at >= timedelta(seconds=self.policy.healthy_after_s)
+        healthy = healthy and bool(((beat or {}).get("metrics") or {}).get("batches"))
         if job.status in ("RUNNING", "LAGGING") and job.failures and healthy:
             add_event(s, job.id, ACTOR, "healthy", run=run.run_id, cleared=job.failures)
             job.failures = 0

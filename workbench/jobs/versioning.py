@@ -56,9 +56,11 @@ def version(session: Session, job_id: int, number: int) -> Version | None:
 
 
 def has_commits(checkpoint: str | Path) -> bool:
-    """Whether a Spark checkpoint folder holds a committed micro-batch."""
-    commits = Path(checkpoint) / "commits"
-    return commits.is_dir() and any(p.name.isdigit() for p in commits.iterdir())
+    """Whether a job's checkpoint folder holds a committed micro-batch (in its query's
+    Spark checkpoint, ``<checkpoint>/<QUERY>/commits``)."""
+    from workbench.checkpoints import has_progress
+
+    return has_progress(Path(checkpoint))
 
 
 def add_version(

@@ -71,6 +71,14 @@ class StreamFrames:
     rows: DataFrame
 
 
+#: Kafka client timeouts for the source, unless the spec's ``kafka_options`` set either:
+#: Spark asks the broker for offsets ``fetchOffset.numRetries`` (3) times, each call
+#: bounded by ``default.api.timeout.ms`` (Kafka's default 60 s), so an unreachable broker
+#: fails the query after about a minute instead of four (the admin client refuses an API
+#: timeout below the request timeout, hence both).
+BOUNDED_TIMEOUTS = {"kafka.request.timeout.ms": "10000", "kafka.default.api.timeout.ms": "20000"}
+
+
 def reader_options(stream: StreamSpec, bootstrap_servers: str | None = None) -> dict[str, str]:
     """The Spark Kafka source options for ``stream`` (``kafka.*`` options pass through)."""
     options = {"kafka.bootstrap.servers": bootstrap_servers or stream.bootstrap_servers}
@@ -83,8 +91,13 @@ def reader_options(stream: StreamSpec, bootstrap_servers: str | None = None) -> 
         options["maxOffsetsPerTrigger"] = str(stream.max_offsets_per_trigger)
     if stream.group_id:
         options["groupIdPrefix"] = stream.group_id
-    for key, value in stream.kafka_options.items():
-        options[key if key.startswith("kafka.") else f"kafka.{key}"] = str(value)
+    given = {
+        key if key.startswith("kafka.") else f"kafka.{key}": str(value)
+        for key, value in stream.kafka_options.items()
+    }
+    if not given.keys() & BOUNDED_TIMEOUTS.keys():
+        options.update(BOUNDED_TIMEOUTS)
+    options.update(given)
     return options
 
 

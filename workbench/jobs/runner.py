@@ -70,11 +70,24 @@ def load_spec(path: Path) -> tuple[DaggerSpec, Callable[[str], str]]:
         return spec_module.parse(resolved, source), mask
     except SpecError as err:
         spec_module.parse(data, source)  # raises the error as written, if there is one
+        refs = secrets.references(str(_at(data, err.key))) or secrets.references(str(data))
         raise SpecError(
             err.key,
-            "not valid once its secret references are resolved; check the value they stand for",
+            f"not valid once {', '.join(refs)} is resolved; check the value it stands for",
             source,
         ) from None
+
+
+def _at(data: Any, key: str) -> Any:
+    """The value at a spec key path such as ``sinks[0].url`` (None if there is none)."""
+    import re
+
+    for part in re.findall(r"[^.\[\]]+", key):
+        try:
+            data = data[int(part)] if isinstance(data, list) else data[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return data
 
 
 def apply_handoff(

@@ -6,7 +6,6 @@ import contextlib
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import yaml
@@ -65,13 +64,3 @@ def kill_runs(service: JobService) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")

@@ -162,6 +162,8 @@ def test_other_teams_get_404_on_reads_and_403_on_actions(service):
         service.submit(dave, name="surge", team="supply", spec_yaml=spec_yaml())
     with pytest.raises(JobNotFoundError):
         service.get_job(bob, "nope")
+    with pytest.raises(JobNotFoundError):  # an id past the database's integers
+        service.get_job(bob, "99999999999999999999")
     assert service.stop(service.principal("root"), "surge")["desired"] == "stopped"
 
 

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from jobkit import kill_runs, spec_yaml, wait_for
+from jobkit import kill_runs, spec_yaml
+from polling import wait_for
 from sqlalchemy import select
 
 import workbench

@@ -242,7 +242,8 @@ class JobService:
 
     def _find(self, s: Session, ref: int | str) -> Job | None:
         if isinstance(ref, int) or str(ref).isdigit():
-            return s.get(Job, int(ref))
+            number = int(ref)
+            return s.get(Job, number) if 0 < number < 2**63 else None  # no id overflows
         return s.scalars(select(Job).where(Job.name == str(ref))).first()
 
     def _visible(self, s: Session, who: authz.Principal, ref: int | str) -> Job:

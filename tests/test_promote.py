@@ -224,3 +224,18 @@ def test_the_submitted_spec_names_the_owning_team():
     assert spec.team == "pricing"
     owned = parse(yaml.safe_load(_owned_by(spec.to_yaml(), "supply")))
     assert owned.team == "supply" and owned.sql == spec.sql
+
+
+def test_a_renamed_spec_keeps_its_sinks_settings(tmp_path):
+    """``--name`` renames the recorded spec; each sink keeps its own keys (an InfluxDB
+    sink's measurement and database), not only those every sink has."""
+    from workbench.notebook import promoting
+    from workbench.notebook.examples import bundled
+    from workbench.promote import recorded_spec
+
+    sink = {"type": "influx", "api": 1, "url": "http://127.0.0.1:1", "database": "d",
+            "measurement": "surge"}  # fmt: skip
+    (tmp_path / promoting.SPEC_FILE).write_text(bundled("surge-pricing", sinks=[sink]).to_yaml())
+    renamed = recorded_spec(tmp_path, "surge-prod")
+    assert renamed.name == "surge-prod"
+    assert renamed.sinks[0].model_dump(include=set(sink)) == sink

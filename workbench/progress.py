@@ -67,6 +67,8 @@ class BatchReport:
     watermark: str | None
     late_rows: int
     offsets_behind: int | None = None  # Kafka records after the batch's end offsets
+    #: {topic: {partition: offset}} the batch read up to (None: no Kafka source)
+    end_offsets: dict[str, dict[str, int]] | None = None
 
     def line(self, totals: Totals) -> str:
         watermark = (self.watermark or "-").replace(".000Z", "Z")
@@ -102,8 +104,19 @@ def report(progress: Any) -> BatchReport:
         duration_ms=int((progress.durationMs or {}).get("triggerExecution", 0)),
         watermark=watermark,
         late_rows=late,
-        offsets_behind=offsets_behind(json.loads(progress.json).get("sources") or []),
+        offsets_behind=offsets_behind(sources := json.loads(progress.json).get("sources") or []),
+        end_offsets=end_offsets(sources),
     )
+
+
+def end_offsets(sources: list[dict[str, Any]]) -> dict[str, dict[str, int]] | None:
+    """The Kafka offsets a batch read up to, ``{topic: {partition: offset}}``."""
+    out: dict[str, dict[str, int]] = {}
+    for source in sources:
+        for topic, partitions in _offsets(source.get("endOffset")).items():
+            ints = {str(p): o for p, o in partitions.items() if isinstance(o, int)}
+            out.setdefault(topic, {}).update(ints)
+    return out or None
 
 
 def offsets_behind(sources: list[dict[str, Any]]) -> int | None:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import secrets
 from workbench.exceptions import LeaseHeldError, SpecError, WorkbenchError
 from workbench.jobs import metrics
+from workbench.jobs.lag import BrokerLag
 from workbench.jobs.lease import Lease
 from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
 
@@ -69,11 +70,24 @@ def load_spec(path: Path) -> tuple[DaggerSpec, Callable[[str], str]]:
         return spec_module.parse(resolved, source), mask
     except SpecError as err:
         spec_module.parse(data, source)  # raises the error as written, if there is one
+        refs = secrets.references(str(_at(data, err.key))) or secrets.references(str(data))
         raise SpecError(
             err.key,
-            "not valid once its secret references are resolved; check the value they stand for",
+            f"not valid once {', '.join(refs)} is resolved; check the value it stands for",
             source,
         ) from None
+
+
+def _at(data: Any, key: str) -> Any:
+    """The value at a spec key path such as ``sinks[0].url`` (None if there is none)."""
+    import re
+
+    for part in re.findall(r"[^.\[\]]+", key):
+        try:
+            data = data[int(part)] if isinstance(data, list) else data[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return data
 
 
 def apply_handoff(
@@ -101,6 +115,7 @@ class Runner:
         self.state = "STARTING"
         self.mask: Callable[[str], str] = lambda text: text
         self.job: StreamingJob | None = None
+        self.lag: BrokerLag | None = None
         self._last: BatchReport | None = None
         self._last_at: float | None = None
         self._lock = threading.Lock()
@@ -117,11 +132,17 @@ class Runner:
         from workbench.progress import Totals
 
         totals = self.job.totals if self.job is not None else Totals()
-        return metrics.snapshot(self._last, totals, self._last_at)
+        out = metrics.snapshot(self._last, totals, self._last_at)
+        if self.lag is not None and self._last is not None:  # Spark's figure is 0 when
+            behind = self.lag.behind(self._last.end_offsets)  # batches read all they see
+            if behind is not None:
+                out["offsets_behind_latest"] = behind
+        return out
 
     def beat(self) -> None:
+        values = self.metrics()  # outside the lock: it may ask the brokers
         with self._lock:
-            self.dir.write_heartbeat(self.state, self.started_at, self.metrics())
+            self.dir.write_heartbeat(self.state, self.started_at, values)
 
     def _beating(self, every_s: float) -> None:
         while not self._done.wait(every_s):
@@ -168,6 +189,7 @@ class Runner:
         spec, self.mask = load_spec(self.dir.path / config.spec)
         spec, floor = apply_handoff(spec, config.handoff)
         lease.acquire(config.run_id)
+        self.lag = BrokerLag(spec.streams)
         if self._stop_asked():
             return EXIT_STOPPED
         job = self._start(spec, config, floor)
@@ -223,6 +245,8 @@ class Runner:
                 self.job.stop(graceful=False)
         if lease is not None:
             lease.release()
+        if self.lag is not None:
+            self.lag.close()
 
     def _paragraph(self, err: BaseException) -> str:
         from workbench.job import JobFailedError

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from geo_reference import surge_windows
+from polling import wait_for as wait_until
 from service_process import Service, runner_processes
 from streaming import (
     START,
@@ -33,6 +34,7 @@ from streaming import (
 )
 from test_promote import USE_SURGE, code_notebook
 
+from workbench.checkpoints import QUERY
 from workbench.infra.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,6 +85,17 @@ def run_folders(service: Service, job_id: int) -> list[Path]:
 def drivers(service: Service, job_id: int) -> list[int]:
     """Every live job process of any run of the job."""
     return sorted(pid for run in run_folders(service, job_id) for pid in runner_processes(run))
+
+
+def in_batch(checkpoint: str) -> bool:
+    """Whether the query has begun a micro-batch it has not committed (Spark writes
+    ``offsets/N`` when batch N starts, ``commits/N`` when it ends)."""
+    query = Path(checkpoint) / QUERY
+
+    def last(kind: str) -> int:
+        return max((int(p.name) for p in (query / kind).glob("*") if p.name.isdigit()), default=-1)
+
+    return last("offsets") > last("commits") >= 0
 
 
 def running(job: dict) -> bool:
@@ -159,11 +172,11 @@ def test_promoted_surge_is_exact_survives_sigkill_and_other_teams_are_kept_out(
     table = service.cli("alice", "jobs", "list")
     assert "surge-e2e" in table.stdout and "RUNNING" in table.stdout, table
 
-    # SIGKILL the run's process group mid-stream: restarted from its checkpoint
+    # SIGKILL the run's process group in a micro-batch (begun, not committed): the
+    # supervisor restarts it from its checkpoint, which replays that batch
     events = surge["events"]
     events += more_events(kafka_broker.bootstrap, surge["topic"], 1500, 22, events)
-    seen = batches(job)
-    service.wait_for("surge-e2e", lambda j: batches(j) > seen, 120, "one more batch")
+    wait_until(lambda: in_batch(job["checkpoint"]), 60, "a micro-batch under way")
     os.killpg(first_run["pid"], signal.SIGKILL)
     job = service.wait_for(
         "surge-e2e",

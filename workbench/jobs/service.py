@@ -257,7 +257,8 @@ class JobService:
         job = self._find(s, ref)
         if job is None:
             raise JobNotFoundError(ref)
-        authz.check_act(who, job.team, f"{verb} job '{job.name}'")
+        # named as the user named it: an id never reveals another team's job name
+        authz.check_act(who, job.team, f"{verb} job '{ref}'")
         return job
 
     def _new_job(

@@ -188,10 +188,14 @@ def test_promoted_surge_is_exact_survives_sigkill_and_other_teams_are_kept_out(
     expected = closed(surge_windows(events), events)
     assert len(expected) > 150
 
-    def complete(_job):
-        return len(influx_v1_rows(influxdb_v1, surge["influx"])) >= len(expected)
+    def parquet_rows():
+        return spark.read.parquet(surge["parquet"]["path"]).count()
 
-    service.wait_for("surge-e2e", complete, 300, "every closed window in InfluxDB")
+    def complete(_job):  # the job writes InfluxDB, then Parquet: wait for both
+        influx = len(influx_v1_rows(influxdb_v1, surge["influx"]))
+        return influx >= len(expected) and parquet_rows() >= len(expected)
+
+    service.wait_for("surge-e2e", complete, 300, "every closed window in InfluxDB and Parquet")
     assert influx_v1_rows(influxdb_v1, surge["influx"]) == expected
     rows = spark.read.parquet(surge["parquet"]["path"]).collect()
     assert surge_rows(r.asDict() for r in rows) == expected

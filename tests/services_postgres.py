@@ -23,7 +23,9 @@ from workbench.infra.ports import HOST, free_port
 def _bin(name: str) -> str:
     found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
     if not found:
-        pytest.skip("PostgreSQL is not installed: run scripts/system-deps.sh test")
+        raise RuntimeError(
+            "PostgreSQL is not installed: run scripts/system-deps.sh test (make test does)"
+        )
     return found[-1]
 
 

@@ -40,12 +40,11 @@ from sqlalchemy.orm import Session
 from workbench.jobs import procs, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, now
-from workbench.jobs.rundir import RunDir, write_json
+from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
 
 LOG = logging.getLogger(__name__)
 ACTOR = "supervisor"
-LEASE_HELD = 3
 
 
 def wanted(job: Job, run: Run) -> bool:
@@ -191,7 +190,7 @@ class Supervisor:
         job.status = "STOPPING"
         moment = now()
         if run.stop_requested_at is None:
-            (Path(run.run_dir) / "STOP").touch()
+            RunDir(run.run_dir).request_stop()
             run.stop_requested_at = moment
             add_event(s, job.id, ACTOR, "stop-requested", run=run.run_id)
         elif run.term_sent_at is None:
@@ -227,7 +226,7 @@ class Supervisor:
             return
         error = (exit or {}).get("error") or killed or self._why(run, code)
         detail = {"run": run.run_id, "code": code, "reason": run.end_reason}
-        action = "lease-held" if code == LEASE_HELD else "run-failed"
+        action = "lease-held" if code == EXIT_LEASE_HELD else "run-failed"
         self._failed(s, job, error, action, **detail)
 
     def _why(self, run: Run, code: int | None) -> str:
@@ -257,39 +256,38 @@ class Supervisor:
         attempt = (s.scalar(select(func.count()).where(Run.job_id == job.id)) or 0) + 1
         run_id = f"{job.id}-{attempt}"
         run_dir = self.runs_dir / run_id
-        run_dir.mkdir(parents=True, exist_ok=True)
         try:
             handoff = versioning.plan_handoff(s, version)
         except Exception as err:  # the old checkpoint cannot be continued
             self._failed(s, job, f"handoff from v{version.continues_from}: {err}", "handoff-failed")
             return
-        (run_dir / "spec.yaml").write_text(version.spec_yaml)
         Path(version.checkpoint).mkdir(parents=True, exist_ok=True)
-        write_json(run_dir / "run.json", self._run_json(job, version, run_id, handoff))
+        RunDir(run_dir).write_run_config(
+            self._run_config(job, version, run_id, handoff), version.spec_yaml
+        )
         child = procs.spawn(self.config.runner_command, run_dir, self._env())
         self._children[child.pid] = child
         s.add(Run(
             job_id=job.id, run_id=run_id, version=version.number, attempt=attempt,
-            run_dir=str(run_dir), pid=child.pid, log_path=str(run_dir / "log"),
+            run_dir=str(run_dir), pid=child.pid, log_path=str(RunDir(run_dir).log),
             restart_token=job.restart_token,
         ))  # fmt: skip
         job.status, job.next_attempt_at = "STARTING", None
         add_event(s, job.id, ACTOR, "spawn", run=run_id, pid=child.pid, version=version.number)
 
-    def _run_json(self, job: Job, version: Any, run_id: str, handoff: dict | None) -> dict:
+    def _run_config(self, job: Job, version: Any, run_id: str, handoff: dict | None) -> RunConfig:
         _, cluster = self.config.cluster(job.cluster)
-        return {
-            "run_id": run_id,
-            "job_id": job.id,
-            "job": job.name,
-            "team": job.team,
-            "version": version.number,
-            "spec": "spec.yaml",
-            "checkpoint": str(version.checkpoint),
-            "handoff": handoff,
-            "heartbeat_s": self.config.heartbeat_s,
-            "spark_master": cluster.master,
-        }
+        return RunConfig(
+            run_id=run_id,
+            job_id=job.id,
+            job=job.name,
+            team=job.team,
+            version=version.number,
+            checkpoint=str(version.checkpoint),
+            handoff=handoff,
+            heartbeat_s=self.config.heartbeat_s,
+            spark_master=cluster.master,
+        )
 
     @staticmethod
     def _env() -> dict[str, str]:

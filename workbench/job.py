@@ -32,7 +32,7 @@ from workbench import checkpoints, deadletters, dedup, engine, spark_conf
 from workbench.durations import spark_interval
 from workbench.exceptions import WorkbenchError
 from workbench.paths import subdir
-from workbench.progress import ProgressListener, Totals
+from workbench.progress import BatchReport, ProgressListener, Totals
 from workbench.sinks.registry import (
     SINKS,
     LetterWriter,
@@ -77,8 +77,10 @@ class StreamingJob:
         available_now: bool = False,
         emit: Callable[[str], None] | None = print,
         min_rowtime: datetime | None = None,
+        on_batch: Callable[[BatchReport], None] | None = None,
     ):
         self.spec = spec
+        self.on_batch = on_batch  # each micro-batch's report, after the totals count it
         #: rows of an earlier event time are dropped before the SQL (a version handoff,
         #: :mod:`workbench.jobs.handoff`)
         self.min_rowtime = min_rowtime
@@ -174,7 +176,9 @@ class StreamingJob:
         self._conf_before = spark_conf.apply(self.spark, self.spec.spark_conf, self.spec.name)
         try:
             result = self.plan()
-            self._listener = ProgressListener(f"{self.spec.name}:{QUERY}", self.totals, self.emit)
+            self._listener = ProgressListener(
+                f"{self.spec.name}:{QUERY}", self.totals, self.emit, self.on_batch
+            )
             self.spark.streams.addListener(self._listener)
             self._writers = [(s, s.open(self.context, i)) for i, s in enumerate(sinks)]
             self._dead = SINKS.letters_sink(self.spec).open_letters(self.context)

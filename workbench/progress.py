@@ -145,10 +145,17 @@ def _offsets(value: Any) -> dict[str, dict[str, Any]]:
 
 
 class ProgressListener(StreamingQueryListener):
-    """Reports the batches of the queries named ``main`` (others only count)."""
+    """Reports the batches of the queries named ``main`` (others only count): a line to
+    ``emit``, and the :class:`BatchReport` to ``on_batch`` once the totals count it."""
 
-    def __init__(self, main: str, totals: Totals, emit: Callable[[str], None] | None = print):
-        self.main, self.totals, self.emit = main, totals, emit
+    def __init__(
+        self,
+        main: str,
+        totals: Totals,
+        emit: Callable[[str], None] | None = print,
+        on_batch: Callable[[BatchReport], None] | None = None,
+    ):
+        self.main, self.totals, self.emit, self.on_batch = main, totals, emit, on_batch
         self._lock = threading.Lock()
 
     def onQueryStarted(self, event: Any) -> None:
@@ -165,6 +172,8 @@ class ProgressListener(StreamingQueryListener):
             self.totals.watermark = batch.watermark or self.totals.watermark
             if self.emit is not None:
                 self.emit(batch.line(self.totals))
+        if self.on_batch is not None:
+            self.on_batch(batch)
 
     def onQueryIdle(self, event: Any) -> None:
         pass

@@ -11,7 +11,6 @@ sink write of at least one row happened (ISO-8601 UTC).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -86,28 +85,3 @@ def snapshot(
 def record(report: BatchReport, at: float) -> dict[str, Any]:
     """The ``progress.jsonl`` line of one micro-batch: the report's fields and its time."""
     return {**asdict(report), "time": at}
-
-
-def listener(main: str, on_batch: Callable[[BatchReport], None]) -> Any:
-    """A Spark ``StreamingQueryListener`` calling ``on_batch`` with each micro-batch's
-    report of the query named ``main`` (add it with ``spark.streams.addListener``)."""
-    from pyspark.sql.streaming import StreamingQueryListener
-
-    from workbench.progress import report
-
-    class BatchFeed(StreamingQueryListener):
-        def onQueryStarted(self, event: Any) -> None:
-            pass
-
-        def onQueryProgress(self, event: Any) -> None:
-            batch = report(event.progress)
-            if batch.query == main:
-                on_batch(batch)
-
-        def onQueryIdle(self, event: Any) -> None:
-            pass
-
-        def onQueryTerminated(self, event: Any) -> None:
-            pass
-
-    return BatchFeed()

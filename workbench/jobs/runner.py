@@ -218,7 +218,7 @@ class Runner:
 
     def _start(self, spec: DaggerSpec, config: RunConfig, floor: datetime | None) -> StreamingJob:
         from workbench import jvm_log
-        from workbench.job import QUERY, StreamingJob
+        from workbench.job import StreamingJob
         from workbench.spark import session
 
         jvm_log.to_file(self.dir.log)
@@ -227,9 +227,13 @@ class Runner:
                 master=config.spark_master, app_name=f"dagger-{spec.name}", conf=spec.spark_conf
             )
         self.job = StreamingJob(
-            spec, spark, checkpoint=config.checkpoint, emit=self.say, min_rowtime=floor
+            spec,
+            spark,
+            checkpoint=config.checkpoint,
+            emit=self.say,
+            min_rowtime=floor,
+            on_batch=self.on_batch,
         )
-        spark.streams.addListener(metrics.listener(f"{spec.name}:{QUERY}", self.on_batch))
         self.say(
             f"run {config.run_id}: starting dagger '{spec.name}' v{config.version}, checkpoint "
             f"{config.checkpoint}" + (f", rows from {floor.isoformat()}" if floor else "")

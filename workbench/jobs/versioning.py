@@ -18,6 +18,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from workbench import secrets
+from workbench.jobs import handoff
 from workbench.jobs.db import Job, Version
 from workbench.spec import DaggerSpec
 
@@ -27,16 +29,8 @@ def parse_spec(spec_yaml: str, source: str = "spec") -> DaggerSpec:
     from workbench.spec import parse
     from workbench.yamlsafe import load_text
 
-    _check_secrets(spec_yaml)
+    secrets.check(spec_yaml)
     return parse(load_text(spec_yaml, source), source)
-
-
-def _check_secrets(text: str) -> None:
-    try:
-        from workbench import secrets
-    except ImportError:  # the secrets module arrives with the job runner
-        return
-    secrets.check(text)
 
 
 def spec_hash(spec: DaggerSpec) -> str:
@@ -123,16 +117,8 @@ def notebook_record(state_dir: Path, job: str, number: int, content: bytes) -> t
     return str(path), hashlib.sha256(content).hexdigest()
 
 
-def _default_planner(old_checkpoint: Path, old_spec: DaggerSpec, new_spec: DaggerSpec) -> Any:
-    try:
-        from workbench.jobs import handoff
-    except ImportError:  # the handoff module arrives with the job runner
-        return None
-    return handoff.plan(old_checkpoint, old_spec, new_spec)
-
-
 #: How a new checkpoint's start is planned from the one it continues (swappable in tests).
-planner: Callable[[Path, DaggerSpec, DaggerSpec], Any] = _default_planner
+planner: Callable[[Path, DaggerSpec, DaggerSpec], Any] = handoff.plan
 
 
 def plan_handoff(session: Session, current: Version) -> dict | None:

@@ -117,13 +117,8 @@ def submit(
     token: str | None = None,
     emit: Emit = None,
 ) -> dict[str, Any]:
-    try:
-        from workbench.server.client import ServiceClient
-    except ImportError as err:
-        raise PromoteError(
-            f"the job service client is not available ({err}): submit needs workbench.server; "
-            "--dry-run checks the notebook without it"
-        ) from None
+    from workbench.server.client import ServiceClient
+
     t0 = time.perf_counter()
     promotion.spec_yaml = _owned_by(promotion.spec_yaml, team)
     job = ServiceClient(server, token).submit(

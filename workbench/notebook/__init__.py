@@ -295,7 +295,7 @@ def preview(
         query, current_samples(tables), spark=spark(), watermark=watermark, emit=emit
     )
     _state.update(preview=result, given={"watermark_delay": given, "emit": emit})
-    _record()
+    _record(new_preview=True)
     return result
 
 
@@ -310,12 +310,12 @@ def reset() -> None:
     _state.update(spec=None, bootstrap=None, preview=None, bundled=False, given={})
 
 
-def _record() -> None:
-    """In promote mode, record the spec and the last preview (:mod:`.promoting`)."""
+def _record(new_preview: bool = False) -> None:
+    """In promote mode, record the spec, and a preview just made (:mod:`.promoting`)."""
     from workbench.notebook import promoting
 
     servers = _state["bootstrap"] or os.environ.get(BOOTSTRAP_ENV)
-    promoting.record(current_spec(), servers, last_preview(), _state["given"])
+    promoting.record(current_spec(), servers, last_preview(), _state["given"], new_preview)
 
 
 def promote(

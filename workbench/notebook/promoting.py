@@ -63,9 +63,12 @@ def record(
     servers: str | None,
     preview: Preview | None,
     given: Mapping[str, Any],
+    new_preview: bool = True,
 ) -> None:
-    """Write the promoted spec and the last preview into the record folder (promote mode
-    only). ``given`` holds the spec keys the preview was explicitly given."""
+    """Write the promoted spec into the record folder (promote mode only), and, when
+    ``new_preview`` (``preview`` was just made), its rows, samples and their replay; a
+    later ``wb.use``/``wb.connect`` rewrites the spec only. ``given`` holds the spec keys
+    the preview was explicitly given."""
     where = folder()
     if where is None:
         return
@@ -73,7 +76,7 @@ def record(
     promoted = promoted_spec(spec, servers, preview, given)
     if promoted is not None:
         (where / SPEC_FILE).write_text(promoted.to_yaml(), encoding="utf-8")
-    if preview is not None:
+    if preview is not None and new_preview:
         _record_preview(where, preview, given)
         if promoted is not None:
             _replay(where, promoted)

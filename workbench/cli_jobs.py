@@ -225,11 +225,11 @@ def _short_time(stamp) -> str:
 
 
 def _parity(parity) -> str:
-    if not parity:
+    """The parity check of a version as promote recorded it: ``passed (431 rows)``."""
+    if not isinstance(parity, dict) or not parity.get("status"):
         return "-"
-    if isinstance(parity, dict) and "ok" in parity:
-        return "ok" if parity["ok"] else "differs"
-    return "recorded"
+    rows = f" ({parity['rows']:,} rows)" if isinstance(parity.get("rows"), int) else ""
+    return f"{parity['status']}{rows}"
 
 
 def _said(job: dict, verb: str, tail: str = "") -> str:

@@ -112,3 +112,11 @@ def test_missing_token_and_no_server_say_what_to_do(served):
     done = workbench("jobs", "list", "--server", f"http://127.0.0.1:{free_port()}", "--token", "t")
     assert done.returncode == 1
     assert "no job service answers" in done.stderr and "workbench serve" in done.stderr
+
+
+def test_the_versions_table_shows_the_parity_check_promote_recorded():
+    from workbench.cli_jobs import _parity
+
+    assert _parity({"status": "passed", "rows": 431, "replay_rows": 431}) == "passed (431 rows)"
+    assert _parity({"status": "failed"}) == "failed"
+    assert _parity(None) == "-"

@@ -107,12 +107,12 @@ def test_submit_with_notebook_record_and_parity(served, surge_yaml):
         team="pricing",
         spec_yaml=surge_yaml,
         notebook=record,
-        parity={"ok": True, "rows": 3},
+        parity={"status": "passed", "rows": 3},
         note="promoted",
     )
     try:
         assert alice.notebook("alice-notebook", job["version"]) == record
         (version,) = alice.versions("alice-notebook")
-        assert version["parity"] == {"ok": True, "rows": 3} and version["notebook_sha256"]
+        assert version["parity"] == {"status": "passed", "rows": 3} and version["notebook_sha256"]
     finally:
         alice.stop("alice-notebook")

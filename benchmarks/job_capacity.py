@@ -1,11 +1,13 @@
-"""Job capacity: how many demo-rate daggers this machine keeps up with at once, one driver each.
+"""Job capacity: how many demo-rate daggers this machine keeps up with at once.
 
 One run starts its own Kafka broker (free ports) and ``workbench serve`` (temporary folders;
 both stopped at the end, even on error). One producer publishes seeded bookings in real
 time at the demo's wall rate (``--rate`` 300 bookings per event-time second, ``--speedup``
 6: 1,800 a wall second) into one topic; every dagger is the bundled surge-pricing spec
 reading that topic from its end into its own Parquet folder, submitted as a job of the
-service (one OS process group each: Python and its Spark driver JVM, ``local[2]``).
+service (one OS process group each: Python and its Spark driver JVM, ``local[2]``), or,
+with ``--jobs-per-app N``, as streaming queries of shared Spark applications of up to N
+jobs each (the cluster's ``jobs_per_app``; one ``local[2]`` driver per application).
 
 Steps of ``--jobs`` (2,4,6,8,10): the service runs that many jobs at once (each step adds
 jobs to the ones already running); once all are RUNNING and ``--warmup`` seconds passed, it
@@ -22,7 +24,8 @@ against the offsets of each job's last planned batch in its checkpoint):
                 in seconds of input, max over jobs)
   API behind    the largest ``offsets_behind_latest`` the API showed (to compare with lag)
   RSS/job       resident memory of each job's process group (Python + JVM) at the end of
-                the step: mean and max; the machine's available memory and load average
+                the step, a shared application's divided by the jobs it runs: mean and
+                max; the machine's available memory and load average
 
 A job keeps up when processed ≥ 0.98 and its lag's peak does not grow by more than one
 trigger interval of input (a job falling behind grows its lag by what it misses). The run
@@ -31,6 +34,7 @@ each driver's heap (``spark.driver.memory`` in the spec's ``spark_conf``) to com
 
     .venv/bin/python benchmarks/job_capacity.py [--jobs 2,4,6,8,10] [--minutes 10]
         [--warmup 60] [--rate 300] [--speedup 6] [--partitions 3] [--driver-memory 1g]
+        [--jobs-per-app 10]
 """
 
 from __future__ import annotations
@@ -231,7 +235,9 @@ def measure(served: Any, jobs: list[Job], bench: Bench) -> dict[str, Any]:
         time.sleep(SAMPLE_S)
         published = sample(served, jobs, bench)
     rate = (published - published0) / (time.time() - t0)
-    rss = [rss_mb(job.pid) for job in jobs]
+    sharing = {pid: sum(1 for j in jobs if j.pid == pid) for pid in {j.pid for j in jobs}}
+    group = {pid: rss_mb(pid) for pid in sharing}
+    rss = [group[job.pid] / sharing[job.pid] for job in jobs]
     ratios = {job.name: job.rate() / rate for job in jobs}
     growth = {job.name: job.lag_growth() for job in jobs}
     kept = [
@@ -248,6 +254,7 @@ def measure(served: Any, jobs: list[Job], bench: Bench) -> dict[str, Any]:
         "growth_s": max(growth.values()) / rate,
         "behind": max(s.behind for j in jobs for s in j.samples),
         "rss": rss,
+        "apps": len(sharing),
     }
 
 
@@ -277,7 +284,7 @@ def available_mb() -> float:
 # --- reporting --------------------------------------------------------------------------
 
 COLUMNS = (
-    f"{'jobs':>4}{'kept up':>9}{'published/s':>13}{'processed':>11}{'lag s':>8}"
+    f"{'jobs':>4}{'apps':>5}{'kept up':>9}{'published/s':>13}{'processed':>11}{'lag s':>8}"
     f"{'lag growth s':>14}{'API behind':>12}{'RSS/job MB':>16}{'avail MB':>10}{'load':>6}"
 )
 
@@ -286,7 +293,7 @@ def print_step(step: dict[str, Any]) -> None:
     rss = step["rss"]
     memory = f"{sum(rss) / len(rss):,.0f} ({max(rss):,.0f})"
     print(
-        f"{step['jobs']:>4}{step['kept']:>5}/{step['jobs']:<3}{step['rate']:>13,.0f}"
+        f"{step['jobs']:>4}{step['apps']:>5}{step['kept']:>5}/{step['jobs']:<3}{step['rate']:>13,.0f}"
         f"{step['ratio']:>10.3f}x{step['lag_s']:>8.1f}{step['growth_s']:>14.1f}"
         f"{step['behind']:>12,}{memory:>16}"
         f"{available_mb():>10,.0f}{os.getloadavg()[0]:>6.1f}",
@@ -304,17 +311,27 @@ def run(args: argparse.Namespace) -> int:
     root = Path(tempfile.mkdtemp(prefix="bench-capacity-"))
     kept_up = 0
     try:
-        with booking_preload.local_broker() as broker, serving(root / "service") as served:
+        settings = {}
+        if args.jobs_per_app > 1:
+            settings = {"clusters": {"local": {"master": "local[2]",
+                                               "jobs_per_app": args.jobs_per_app}}}  # fmt: skip
+        with (
+            booking_preload.local_broker() as broker,
+            serving(root / "service", settings) as served,
+        ):
             topic = f"capacity-{uuid.uuid4().hex[:6]}"
             create_topics(broker.bootstrap, {topic: args.partitions})
             bench = Bench(broker.bootstrap, topic, root, args)
             producer = Producer(broker.bootstrap, topic, args)
             producer.start()
             memory = args.driver_memory or "default heap"
+            how = "local[2], driver memory " + memory
+            if args.jobs_per_app > 1:
+                how = f"in shared applications of up to {args.jobs_per_app} jobs, local[2] each"
             print(
                 f"{os.cpu_count()} cores, {available_mb():,.0f} MB available; demo rate "
                 f"{args.rate * args.speedup:,.0f} bookings/s into {topic} ({args.partitions} "
-                f"partitions); each job the surge spec, local[2], driver memory {memory}; "
+                f"partitions); each job the surge spec, {how}; "
                 f"{args.minutes:g} min a step after {args.warmup:g} s of warm-up"
             )
             print(COLUMNS)
@@ -347,6 +364,9 @@ def main() -> None:
     parser.add_argument("--speedup", type=float, default=6.0, help="event seconds per second")
     parser.add_argument("--partitions", type=int, default=3, help="topic partitions")
     parser.add_argument("--driver-memory", default="", help="spark.driver.memory of each job")
+    parser.add_argument(
+        "--jobs-per-app", type=int, default=1, help="jobs a shared Spark application runs"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
     run(args)

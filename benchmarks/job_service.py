@@ -11,6 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "server")]
 
@@ -21,9 +23,14 @@ ADMIN_TOKEN = TOKENS[ADMIN]
 
 
 @contextlib.contextmanager
-def serving(state: Path) -> Iterator[Served]:
-    """A ``workbench serve`` over ``state``; on exit its jobs are stopped, then it."""
-    served = start_serve(write_state(state))
+def serving(state: Path, settings: dict[str, Any] | None = None) -> Iterator[Served]:
+    """A ``workbench serve`` over ``state`` (``settings`` added to its service.yaml); on
+    exit its jobs are stopped, then it."""
+    write_state(state)
+    if settings:
+        config = state / "service.yaml"
+        config.write_text(yaml.safe_dump(yaml.safe_load(config.read_text()) | settings))
+    served = start_serve(state)
     try:
         yield served
     finally:

@@ -46,6 +46,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_line(run: dict | None) -> str:
+    if not run:
+        return "-"
+    where = f"in shared application {run['host']} " if run.get("host") else ""
+    return f"{run.get('id')} {where}pid {run.get('pid')} since {run.get('started_at')}"
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     job = _client(args).get_job(args.job)
     if args.json:
@@ -59,10 +66,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("version", job["version"]),
         ("cluster", job.get("cluster")),
         ("created", f"{job.get('created_at')} by {job.get('created_by')}"),
-        (
-            "run",
-            f"{run.get('id')} pid {run.get('pid')} since {run.get('started_at')}" if run else "-",
-        ),
+        ("run", _run_line(run)),
         ("failures", job.get("failures", 0)),
         ("checkpoint", job.get("checkpoint")),
         ("last error", job.get("last_error") or "-"),

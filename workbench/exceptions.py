@@ -167,17 +167,29 @@ class SparkConfError(WorkbenchError):
     memory, master) with values the running session does not have; ``differing`` maps
     each key to (the spec's value, the session's value or None when unset)."""
 
-    def __init__(self, job: str, differing: dict[str, tuple[str, str | None]]):
+    def __init__(
+        self, job: str, differing: dict[str, tuple[str, str | None]], shared: bool = False
+    ):
         self.job, self.differing = job, differing
         keys = "; ".join(
             f"{key}={clip(want)} (the session has {clip(have) if have is not None else 'it unset'})"
             for key, (want, have) in differing.items()
         )
+        if shared:
+            advice = (
+                "the job shares a Spark application with other jobs of its team (its cluster "
+                "has jobs_per_app above 1). Run it on a cluster with jobs_per_app: 1 to set "
+                "these keys, or drop them from spark_conf."
+            )
+        else:
+            advice = (
+                "a session is already running. Run the job in its own process "
+                "(`workbench run SPEC.yaml`, or the job service), restart the notebook's "
+                "kernel before running it, or drop these keys from spark_conf."
+            )
         super().__init__(
             f"dagger '{job}': spark_conf sets {keys}, which Spark reads only when a session "
-            "starts, and a session is already running. Run the job in its own process "
-            "(`workbench run SPEC.yaml`, or the job service), restart the notebook's kernel "
-            "before running it, or drop these keys from spark_conf."
+            f"starts, and {advice}"
         )
 
 

@@ -247,11 +247,12 @@ class StreamingJob:
                 cause = getattr(err, "desc", None) or str(err)
                 raise JobFailedError(f"query '{query.name}' failed: {summary(cause)}", cause)
 
-    def stop(self, graceful: bool = True) -> None:
-        """Stop every query; ``graceful`` lets a running micro-batch finish first."""
+    def stop(self, graceful: bool = True, give_up: Callable[[], bool] | None = None) -> None:
+        """Stop every query; ``graceful`` lets a running micro-batch finish first, unless
+        ``give_up()`` turns true while it waits."""
         for query in self.queries:
             if graceful:
-                _wait_idle(query)
+                _wait_idle(query, give_up=give_up)
             with contextlib.suppress(Exception):  # a failed query is reported by run()
                 query.stop()
         for _, writer in self._writers:
@@ -304,9 +305,11 @@ def _drain_listeners(spark: SparkSession, timeout_ms: int = 30_000) -> None:
         spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(timeout_ms)
 
 
-def _wait_idle(query: StreamingQuery, timeout_s: float = 120.0) -> None:
+def _wait_idle(
+    query: StreamingQuery, timeout_s: float = 120.0, give_up: Callable[[], bool] | None = None
+) -> None:
     deadline = time.monotonic() + timeout_s
-    while query.isActive and time.monotonic() < deadline:
+    while query.isActive and time.monotonic() < deadline and not (give_up and give_up()):
         if not query.status.get("isTriggerActive"):
             return
         time.sleep(0.2)

@@ -97,6 +97,17 @@ def session(
     return spark
 
 
+def new_session(spark: SparkSession) -> SparkSession:
+    """Another session of ``spark``'s application (its driver and executors): its own SQL
+    settings, temporary views, functions and streaming listeners, with the workbench's
+    UDFs registered."""
+    from workbench.udfs import UDFS
+
+    other = spark.newSession()
+    UDFS.register_all(other)
+    return other
+
+
 def shutdown(timeout_s: float = 2.0) -> None:
     """End the JVM (its shutdown hooks stop Spark and empty Spark's ``artifacts/``), then
     remove the ``artifacts/`` folders Spark made in the working folder if nothing else is

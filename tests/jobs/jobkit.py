@@ -14,6 +14,7 @@ from workbench.jobs.config import ServiceConfig
 from workbench.jobs.service import JobService
 
 FAKE_RUNNER = Path(__file__).resolve().parent / "fixtures" / "fake_runner.py"
+FAKE_HOST = Path(__file__).resolve().parent / "fixtures" / "fake_host.py"
 SQL = "SELECT * FROM booking"
 
 
@@ -50,6 +51,7 @@ def make_config(
     state: Path, database_url: str, teams: Path | None = None, **extra
 ) -> ServiceConfig:
     extra.setdefault("runner_command", [sys.executable, str(FAKE_RUNNER)])
+    extra.setdefault("host_command", [sys.executable, str(FAKE_HOST)])
     return ServiceConfig(state_dir=state, database_url=database_url, teams_file=teams, **extra)
 
 

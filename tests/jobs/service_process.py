@@ -50,15 +50,22 @@ class Service:
     """One ``workbench serve`` process over ``state``; :meth:`start` again after
     :meth:`kill` keeps the state (and the runs, which are their own processes)."""
 
-    def __init__(self, state: Path, workbench_home: Path, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        state: Path,
+        workbench_home: Path,
+        env: dict[str, str] | None = None,
+        config: dict | None = None,
+    ):
         self.state = state
         self.home = test_home(workbench_home)
         self.env = {**os.environ, "WORKBENCH_HOME": str(self.home), **(env or {})}
         state.mkdir(parents=True, exist_ok=True)
         (state / "teams.yaml").write_text(yaml.safe_dump(TEAMS))
         tokens = {token: user for user, token in TOKENS.items()}
-        config = {"teams_file": "teams.yaml", "tokens": tokens, "policy": POLICY}
-        (state / "service.yaml").write_text(yaml.safe_dump(config))
+        settings = {"teams_file": "teams.yaml", "tokens": tokens, "policy": POLICY}
+        settings |= config or {}
+        (state / "service.yaml").write_text(yaml.safe_dump(settings))
         self.proc: subprocess.Popen | None = None
         self.url = ""
 
@@ -147,14 +154,15 @@ class Service:
         for job in jobs:
             with contextlib.suppress(AssertionError):
                 self.wait_for(job["id"], lambda j: j["run"] is None, 90, "stopped")
-        for run in (self.state / "runs").glob("*"):
+        for run in [*(self.state / "runs").glob("*"), *(self.state / "hosts").glob("*")]:
             for pid in runner_processes(run):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signal.SIGKILL)
 
 
 def runner_processes(run_dir: str | Path) -> list[int]:
-    """Live job processes (``workbench.jobs.runner RUN_DIR``) of the run folder ``run_dir``."""
+    """Live job processes (``workbench.jobs.runner RUN_DIR``) of the run folder ``run_dir``,
+    or the shared application (``workbench.jobs.host HOST_DIR``) of a host folder."""
     wanted = str(run_dir).encode()
     found = []
     for proc in Path("/proc").iterdir():
@@ -164,6 +172,6 @@ def runner_processes(run_dir: str | Path) -> list[int]:
             args = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"workbench.jobs.runner" in args and wanted in args:
+        if {b"workbench.jobs.runner", b"workbench.jobs.host"} & set(args) and wanted in args:
             found.append(int(proc.name))
     return sorted(found)

@@ -30,7 +30,35 @@ def test_migrations_make_the_four_tables_and_run_twice(database_url):
     tables = set(sa.inspect(db.engine).get_table_names())
     assert {"jobs", "versions", "runs", "events", "alembic_version"} <= tables
     with db.engine.connect() as c:
-        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+    db.dispose()
+
+
+def test_a_database_of_the_first_schema_is_upgraded_with_its_rows(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = sa.create_engine(url)
+    migrate(engine, "0001")  # as the first release left it: runs have no host
+    assert "host" not in {c["name"] for c in sa.inspect(engine).get_columns("runs")}
+    with engine.begin() as c:
+        c.execute(sa.text(
+            "INSERT INTO jobs (id, name, team, cluster, status, desired, current_version, "
+            "checkpoint, failures, restart_token, created_by, created_at, updated_at) VALUES "
+            "(1, 'old', 'pricing', 'local', 'RUNNING', 'running', 1, '/c', 0, 0, 'bob', "
+            "'2026-11-01 00:00:00', '2026-11-01 00:00:00')"
+        ))  # fmt: skip
+        c.execute(sa.text(
+            "INSERT INTO runs (job_id, run_id, version, attempt, run_dir, pid, started_at, "
+            "log_path, restart_token) VALUES (1, '1-1', 1, 1, '/r', 7, '2026-11-01 00:00:00', "
+            "'/r/log', 0)"
+        ))  # fmt: skip
+    engine.dispose()
+    db = open_database(url)
+    with db.session() as s:
+        [run] = s.scalars(sa.select(Run))
+        assert (run.run_id, run.pid, run.host) == ("1-1", 7, None)
+        run.host = "/state/hosts/pricing-local-1"
+    with db.session() as s:
+        assert s.scalars(sa.select(Run)).one().host == "/state/hosts/pricing-local-1"
     db.dispose()
 
 

@@ -5,7 +5,7 @@
     database_url: postgresql+psycopg://user@host/db   # default sqlite:///$STATE/workbench.db
     teams_file: teams.yaml          # {admins: [user...], teams: {team: [user...]}}
     tokens: {TOKEN: user}           # or tokens_file: tokens.yaml
-    clusters: {local: {master: "local[2]"}}
+    clusters: {local: {master: "local[2]", jobs_per_app: 1}}
     policy: {max_failures: 5, backoff_s: 2, ...}
 
 The state folder defaults to ``$WORKBENCH_HOME/service``.
@@ -46,6 +46,14 @@ class Policy(_Model):
 class Cluster(_Model):
     master: str = "local[2]"
     teams: list[str] | None = None  # None: every team may use it
+    #: 1: each job is its own process and Spark driver. N > 1: the jobs of one team on this
+    #: cluster share Spark applications, up to N streaming queries each
+    #: (:mod:`workbench.jobs.hosting`: less memory and CPU a job, less isolation)
+    jobs_per_app: int = Field(default=1, ge=1)
+
+    @property
+    def shared(self) -> bool:
+        return self.jobs_per_app > 1
 
 
 def _default_clusters() -> dict[str, Cluster]:
@@ -66,6 +74,9 @@ class ServiceConfig(_Model):
     tick_s: float = Field(default=0.5, gt=0)
     runner_command: list[str] = Field(
         default_factory=lambda: [sys.executable, "-m", "workbench.jobs.runner"]
+    )
+    host_command: list[str] = Field(
+        default_factory=lambda: [sys.executable, "-m", "workbench.jobs.host"]
     )
 
     def model_post_init(self, _context: Any) -> None:

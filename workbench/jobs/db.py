@@ -114,6 +114,9 @@ class Run(Base):
     restart_token: Mapped[int] = mapped_column(Integer, default=0)
     stop_requested_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     term_sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    #: the folder of the shared Spark application hosting this run (``pid`` is then that
+    #: application's process); None: the run is its own process (:mod:`workbench.jobs.hosting`)
+    host: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Event(Base):
@@ -168,8 +171,8 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest Alembic revision."""
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema to ``revision`` (the newest by default)."""
     from alembic import command
     from alembic.config import Config
 
@@ -179,7 +182,7 @@ def migrate(engine: Engine) -> None:
         if connection.dialect.name == "postgresql":  # services starting at once take turns
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_KEY})
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)
 
 
 @contextmanager

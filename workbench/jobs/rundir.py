@@ -11,6 +11,8 @@
   pid, time, state (STARTING, RUNNING, STOPPING), started_at, metrics;
 - ``progress.jsonl`` [runner]: one JSON object per micro-batch, the last 200 kept;
 - ``STOP`` [supervisor]: stop after the current micro-batch;
+- ``KILL`` [supervisor, runs of a shared application only]: stop now, not after the
+  micro-batch (a run process gets SIGTERM and SIGKILL instead);
 - ``exit.json`` [runner, last]: code, reason (stopped, failed), error, time. Missing
   after the process is gone means it was killed.
 
@@ -33,6 +35,7 @@ LOG = "log"
 HEARTBEAT = "heartbeat.json"
 PROGRESS = "progress.jsonl"
 STOP = "STOP"
+KILL = "KILL"
 EXIT = "exit.json"
 PROGRESS_KEPT = 200
 STATES = ("STARTING", "RUNNING", "STOPPING")
@@ -133,6 +136,9 @@ class RunDir:
     def request_stop(self) -> None:
         self.stop_file.touch()
 
+    def request_kill(self) -> None:
+        (self.path / KILL).touch()
+
     def read_heartbeat(self) -> dict[str, Any] | None:
         return read_json(self.heartbeat_file)
 
@@ -191,6 +197,9 @@ class RunDir:
 
     def stop_requested(self) -> bool:
         return self.stop_file.exists()
+
+    def kill_requested(self) -> bool:
+        return (self.path / KILL).exists()
 
     def write_exit(self, code: int, reason: str, error: str | None = None) -> dict[str, Any]:
         record = {"code": code, "reason": reason, "error": error, "time": time.time()}

@@ -43,6 +43,8 @@ from workbench.jobs.lease import Lease
 from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from workbench.job import StreamingJob
     from workbench.progress import BatchReport
     from workbench.spec import DaggerSpec
@@ -126,6 +128,7 @@ class Runner:
 
     # --- output ---
     def say(self, line: str) -> None:
+        """One line (or paragraph) for the run's log, secrets masked."""
         print(self.mask(line), flush=True)
 
     def metrics(self) -> dict[str, Any]:
@@ -156,10 +159,11 @@ class Runner:
         self.beat()
 
     # --- the run ---
-    def run(self) -> int:
-        from workbench.job import on_signals
+    def stop_soon(self) -> None:
+        """Stop after the current micro-batch (what SIGTERM and SIGINT ask)."""
+        self._stop.set()
 
-        restore = on_signals(self._stop.set)
+    def run(self) -> int:
         lease = None
         try:
             config = self.dir.read_run_config()
@@ -170,9 +174,6 @@ class Runner:
             code, error = EXIT_LEASE_HELD, str(err)
         except Exception as err:  # noqa: BLE001 - every failure ends the run with its reason
             code, error = EXIT_FAILED, self._paragraph(err)
-        finally:
-            if restore:
-                restore()
         self._finish(lease)
         if error is not None:
             self.say(f"error: {error}")
@@ -203,7 +204,7 @@ class Runner:
         self.state = "STOPPING"
         self.beat()
         self.say("stopping after the current micro-batch")
-        job.stop()
+        job.stop(give_up=self.dir.kill_requested)
         self._stopped = True
         job.poll()
         totals = job.totals
@@ -217,15 +218,9 @@ class Runner:
         return self._stop.is_set() or self.dir.stop_requested()
 
     def _start(self, spec: DaggerSpec, config: RunConfig, floor: datetime | None) -> StreamingJob:
-        from workbench import jvm_log
         from workbench.job import StreamingJob
-        from workbench.spark import session
 
-        jvm_log.to_file(self.dir.log)
-        with _jvm_ignores_sigterm():
-            spark = session(
-                master=config.spark_master, app_name=f"dagger-{spec.name}", conf=spec.spark_conf
-            )
+        spark = self._session(spec, config)
         self.job = StreamingJob(
             spec,
             spark,
@@ -239,6 +234,17 @@ class Runner:
             f"{config.checkpoint}" + (f", rows from {floor.isoformat()}" if floor else "")
         )
         return self.job.start()
+
+    def _session(self, spec: DaggerSpec, config: RunConfig) -> SparkSession:
+        """This run's own Spark driver, its log into the run's ``log``."""
+        from workbench import jvm_log
+        from workbench.spark import session
+
+        jvm_log.to_file(self.dir.log)
+        with jvm_ignores_sigterm():
+            return session(
+                master=config.spark_master, app_name=f"dagger-{spec.name}", conf=spec.spark_conf
+            )
 
     def _finish(self, lease: Lease | None) -> None:
         self._done.set()
@@ -257,7 +263,7 @@ class Runner:
         from workbench.spark_errors import summary, text_of
 
         trace = "".join(traceback.format_exception(err))
-        print(self.mask(trace), flush=True)  # the whole story stays in the log
+        self.say(trace)  # the whole story stays in the log
         if isinstance(err, JobFailedError | WorkbenchError):
             text = str(err)
         else:
@@ -274,7 +280,7 @@ class Runner:
 
 
 @contextlib.contextmanager
-def _jvm_ignores_sigterm() -> Iterator[None]:
+def jvm_ignores_sigterm() -> Iterator[None]:
     """Start the JVM with SIGTERM ignored (a disposition kept across exec, and one the JVM
     leaves as it is): the supervisor's SIGTERM to the process group then reaches only this
     process, which stops the query after its micro-batch and ends the JVM itself, instead of
@@ -287,13 +293,24 @@ def _jvm_ignores_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def main(argv: list[str] | None = None) -> int:
+def process_main(argv: list[str] | None, usage: str, make: Callable[[Path], Any]) -> int:
+    """``main`` of a supervised process taking one folder: ``make(folder)`` gives what to
+    run (with ``stop_soon`` for SIGTERM and SIGINT, and ``run`` giving the exit code)."""
+    from workbench.job import on_signals
+
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m workbench.jobs.runner RUN_DIR", file=sys.stderr)
+        print(f"usage: {usage}", file=sys.stderr)
         return 2
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    return Runner(RunDir(Path(args[0]).resolve())).run()
+    process = make(Path(args[0]).resolve())
+    on_signals(process.stop_soon)
+    return int(process.run())
+
+
+def main(argv: list[str] | None = None) -> int:
+    usage = "python -m workbench.jobs.runner RUN_DIR"
+    return process_main(argv, usage, lambda folder: Runner(RunDir(folder)))
 
 
 if __name__ == "__main__":

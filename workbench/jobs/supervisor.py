@@ -16,6 +16,11 @@ Every tick (``tick_s``, 0.5 s) each job is compared with its runs:
   new run from the checkpoint; after ``max_failures`` in a row ``FAILED`` (the error in an
   event). Exit code 3 (checkpoint lease held) backs off too, never a second driver at once.
 
+A job on a cluster with ``jobs_per_app`` above 1 runs as a query of a shared application
+of its team instead of a process of its own (:mod:`workbench.jobs.hosting`): the same
+states and run folder; its stop escalates to ``KILL`` (stop now) instead of signals, and
+a hung one is killed with its application.
+
 Runs are separate sessions that outlive the service; a supervisor starting again finds
 live runs by pid and run folder and re-attaches. One supervisor per state folder
 (``flock`` on ``$STATE/supervisor.lock``); other service processes serve the API and
@@ -40,6 +45,8 @@ from sqlalchemy.orm import Session
 from workbench.jobs import procs, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, now
+from workbench.jobs.hostdir import HostDir
+from workbench.jobs.hosting import Hosts, run_alive
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
 
@@ -60,6 +67,7 @@ class Supervisor:
     def __init__(self, config: ServiceConfig, db: Database):
         self.config, self.db, self.policy = config, db, config.policy
         self.runs_dir = config.state_dir / "runs"
+        self.hosts = Hosts(config.state_dir / "hosts", config.host_command, self._env())
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None
@@ -83,6 +91,7 @@ class Supervisor:
     def _take_over(self) -> bool:
         if not self.acquire():
             return False
+        self.hosts.find()
         self.reattach()
         return True
 
@@ -121,7 +130,7 @@ class Supervisor:
         """Record which live runs this supervisor takes over (the tick handles dead ones)."""
         with self.db.session() as s:
             for run in s.scalars(select(Run).where(Run.ended_at.is_(None))):
-                if procs.alive(run.pid, run.run_dir):
+                if run_alive(run):
                     add_event(s, run.job_id, ACTOR, "reattach", run=run.run_id, pid=run.pid)
 
     def tick(self) -> None:
@@ -136,11 +145,23 @@ class Supervisor:
                         self.reconcile(s, job)
             except Exception:  # one job's trouble must not stop the others
                 LOG.exception("supervising job %s", job_id)
+        try:
+            self.hosts.tend(self._host_load())
+        except Exception:
+            LOG.exception("tending the shared applications")
+
+    def _host_load(self, s: Session | None = None) -> dict[str, int]:
+        """Live runs per shared application's folder."""
+        if s is None:
+            with self.db.session() as own:
+                return self._host_load(own)
+        query = select(Run.host, func.count()).where(Run.ended_at.is_(None), Run.host.is_not(None))
+        return {str(host): int(n) for host, n in s.execute(query.group_by(Run.host))}
 
     def reconcile(self, s: Session, job: Job) -> None:
         run = live_run(s, job.id)
         if run is not None:
-            if procs.alive(run.pid, run.run_dir):
+            if run_alive(run):
                 self._watch(s, job, run)
             else:
                 self._ended(s, job, run)
@@ -195,8 +216,12 @@ class Supervisor:
             add_event(s, job.id, ACTOR, "stop-requested", run=run.run_id)
         elif run.term_sent_at is None:
             if moment - run.stop_requested_at >= timedelta(seconds=self.policy.stop_grace_s):
-                procs.signal_group(run.pid, signal.SIGTERM)
                 run.term_sent_at = moment
+                if run.host is not None:  # a signal would reach every job of the host
+                    RunDir(run.run_dir).request_kill()
+                    add_event(s, job.id, ACTOR, "stop-now", run=run.run_id, host=run.host)
+                    return
+                procs.signal_group(run.pid, signal.SIGTERM)
                 add_event(s, job.id, ACTOR, "sigterm", run=run.run_id, pid=run.pid)
         elif moment - run.term_sent_at >= timedelta(seconds=self.policy.kill_grace_s):
             if run.run_id not in self._killed:
@@ -205,15 +230,19 @@ class Supervisor:
 
     def _kill(self, run: Run, why: str) -> None:
         self._killed[run.run_id] = why
-        procs.signal_group(run.pid, signal.SIGKILL)
+        if run.host is not None:
+            self.hosts.kill(run.host)  # and so the other jobs it hosts
+        else:
+            procs.signal_group(run.pid, signal.SIGKILL)
 
     # -- a run's end ------------------------------------------------------------------
     def _ended(self, s: Session, job: Job, run: Run) -> None:
         """Close a run whose process is gone, and decide what the job does next."""
         exit = RunDir(Path(run.run_dir)).read_exit()
-        child = self._children.pop(run.pid or 0, None)
+        child = None if run.host else self._children.pop(run.pid or 0, None)
         code = exit.get("code") if exit else (child.poll() if child else None)
-        procs.kill_leftovers(run.pid)  # e.g. the JVM of a driver killed alone
+        if run.host is None:
+            procs.kill_leftovers(run.pid)  # e.g. the JVM of a driver killed alone
         run.ended_at, run.exit_code = now(), code
         run.end_reason = str(exit.get("reason")) if exit else ("killed" if child else "lost")
         killed = self._killed.pop(run.run_id, None)
@@ -230,6 +259,13 @@ class Supervisor:
         self._failed(s, job, error, action, **detail)
 
     def _why(self, run: Run, code: int | None) -> str:
+        if run.host is not None:
+            what = (
+                f"the shared Spark application running it ({run.host}) ended without the run's "
+                "exit record (killed, out of memory or hung, maybe because of another of its jobs)"
+            )
+            tail = procs.log_tail(HostDir(run.host).log)
+            return f"{what}; last lines of its log:\n{tail}" if tail else what
         tail = procs.log_tail(run.log_path)
         if code is None:
             what = "the run's process is gone without an exit record (killed, or a reboot)"
@@ -265,15 +301,32 @@ class Supervisor:
         RunDir(run_dir).write_run_config(
             self._run_config(job, version, run_id, handoff), version.spec_yaml
         )
-        child = procs.spawn(self.config.runner_command, run_dir, self._env())
-        self._children[child.pid] = child
+        pid, host = self._start_run(s, job, run_id, run_dir)
         s.add(Run(
             job_id=job.id, run_id=run_id, version=version.number, attempt=attempt,
-            run_dir=str(run_dir), pid=child.pid, log_path=str(RunDir(run_dir).log),
-            restart_token=job.restart_token,
+            run_dir=str(run_dir), pid=pid, log_path=str(RunDir(run_dir).log),
+            restart_token=job.restart_token, host=host,
         ))  # fmt: skip
         job.status, job.next_attempt_at = "STARTING", None
-        add_event(s, job.id, ACTOR, "spawn", run=run_id, pid=child.pid, version=version.number)
+        where = {"host": host} if host else {}
+        add_event(s, job.id, ACTOR, "spawn", run=run_id, pid=pid, version=version.number, **where)
+
+    def _start_run(
+        self, s: Session, job: Job, run_id: str, run_dir: Path
+    ) -> tuple[int, str | None]:
+        """Start the prepared run: its own process, or a query of a shared application of
+        its team (:mod:`workbench.jobs.hosting`). Its pid, and its host's folder."""
+        name, cluster = self.config.cluster(job.cluster)
+        if not cluster.shared:
+            child = procs.spawn(self.config.runner_command, run_dir, self._env())
+            self._children[child.pid] = child
+            return child.pid, None
+        host = self.hosts.place(
+            job.team, name, cluster.jobs_per_app, self._host_load(s),
+            cluster.master, self.config.heartbeat_s,
+        )  # fmt: skip
+        host.dir.assign(run_id, run_dir)
+        return host.pid, host.key
 
     def _run_config(self, job: Job, version: Any, run_id: str, handoff: dict | None) -> RunConfig:
         _, cluster = self.config.cluster(job.cluster)

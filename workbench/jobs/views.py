@@ -77,6 +77,9 @@ def run_view(run: Run) -> dict[str, Any]:
         "started_at": iso(run.started_at),
         "attempt": run.attempt,
         "version": run.version,
+        #: the shared Spark application running it (``pid`` is that application's); None
+        #: when the run is its own process
+        "host": Path(run.host).name if run.host else None,
     }
 
 

@@ -23,6 +23,7 @@ and opened with :meth:`LetterSinkConfig.open_letters`.
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -150,6 +151,7 @@ class SinkRegistry:
         self._configs: dict[str, type[SinkConfig]] = {}
         self._letters: dict[str, type[LetterSinkConfig]] = {}
         self._loaded = False
+        self._loading = threading.RLock()  # jobs of a shared application parse in threads
 
     def add(self, name: str, config: type[SinkConfig]) -> None:
         if issubclass(config, LetterSinkConfig):
@@ -158,12 +160,16 @@ class SinkRegistry:
             self._configs[name] = config
 
     def _load(self) -> None:
-        if not self._loaded:
-            self._loaded = True
+        if self._loaded:
+            return
+        with self._loading:  # loaded once, and seen only once complete
+            if self._loaded:
+                return
             for name in BUILTIN:
                 import_module(f"workbench.sinks.{name}")
             for ep in entry_points(group="workbench.sinks"):
                 ep.load()
+            self._loaded = True
 
     def names(self) -> list[str]:
         return sorted(self._table(self._configs))

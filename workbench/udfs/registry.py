@@ -15,6 +15,7 @@ packages register through the ``workbench.udfs`` entry-point group.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -137,6 +138,7 @@ class UdfRegistry:
     def __init__(self) -> None:
         self._udfs: dict[str, Udf] = {}
         self._plugins_loaded = False
+        self._loading = threading.RLock()  # jobs of a shared application plan in threads
 
     def add(self, udf: Udf) -> Udf:
         self._udfs[udf.name.lower()] = udf
@@ -145,11 +147,14 @@ class UdfRegistry:
     def _load(self) -> None:
         if self._plugins_loaded:
             return
-        self._plugins_loaded = True
-        from workbench.udfs import builtin  # noqa: F401  (registers the built-ins)
+        with self._loading:  # loaded once, and seen only once complete
+            if self._plugins_loaded:
+                return
+            from workbench.udfs import builtin  # noqa: F401  (registers the built-ins)
 
-        for ep in entry_points(group="workbench.udfs"):
-            ep.load()
+            for ep in entry_points(group="workbench.udfs"):
+                ep.load()
+            self._plugins_loaded = True
 
     def get(self, name: str) -> Udf | None:
         self._load()

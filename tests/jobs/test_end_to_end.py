@@ -296,8 +296,9 @@ def test_jobs_failing_at_start_end_failed_and_the_others_run_on(
         "GROUP BY no_such_column",
     ).to_yaml()  # fmt: skip
     closed_port = f"127.0.0.1:{free_port()}"
+    quick = {"kafka.request.timeout.ms": "3000", "kafka.default.api.timeout.ms": "6000"}
     no_broker = surge_spec(closed_port, "nowhere", tmp_path / "broker", [{"type": "log"}],
-                           name="no-broker").to_yaml()  # fmt: skip
+                           {"kafka_options": quick}, name="no-broker").to_yaml()  # fmt: skip
     for name, spec in (("bad-sql", bad_sql), ("no-broker", no_broker)):
         body = {"name": name, "team": "pricing", "spec_yaml": spec}
         answer = service.api("alice", "POST", "/jobs", body)

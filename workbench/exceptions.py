@@ -284,6 +284,19 @@ class JobConflictError(JobServiceError):
     status = 409
 
 
+class SilenceNotFoundError(JobServiceError):
+    """No silence with that id among the user's teams' silences."""
+
+    status = 404
+
+    def __init__(self, ref: object):
+        self.ref = ref
+        super().__init__(
+            f"No silence {clip(ref)} that you can see: `workbench alerts silences` lists "
+            "your teams' silences."
+        )
+
+
 class ServiceRequestError(WorkbenchError):
     """The job service refused a request with an error this client has no class for;
     ``status`` is the HTTP status, ``kind`` the server's error type."""

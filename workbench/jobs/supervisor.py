@@ -42,6 +42,7 @@ from typing import IO, Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench.alerts.alerting import Alerting
 from workbench.jobs import procs, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, now
@@ -68,6 +69,7 @@ class Supervisor:
         self.config, self.db, self.policy = config, db, config.policy
         self.runs_dir = config.state_dir / "runs"
         self.hosts = Hosts(config.state_dir / "hosts", config.host_command, self._env())
+        self.alerting = Alerting(config, db)
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None
@@ -93,6 +95,7 @@ class Supervisor:
             return False
         self.hosts.find()
         self.reattach()
+        self.alerting.start()
         return True
 
     def acquire(self) -> bool:
@@ -115,6 +118,7 @@ class Supervisor:
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
+        self.alerting.stop()
         if self._lock is not None:
             self._lock.close()
             self._lock = None
@@ -149,6 +153,10 @@ class Supervisor:
             self.hosts.tend(self._host_load())
         except Exception:
             LOG.exception("tending the shared applications")
+        try:
+            self.alerting.tick()
+        except Exception:
+            LOG.exception("evaluating alerts")
 
     def _host_load(self, s: Session | None = None) -> dict[str, int]:
         """Live runs per shared application's folder."""

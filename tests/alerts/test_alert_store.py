@@ -40,9 +40,7 @@ def test_one_firing_and_one_resolved_notification_per_transition(alert_service, 
     assert listed["starts_at"].startswith("1970-01-01T00:00:03")  # the window's time
 
 
-def test_a_replayed_batch_and_a_new_supervisor_notify_nothing_twice(
-    alert_service, http_receiver
-):
+def test_a_replayed_batch_and_a_new_supervisor_notify_nothing_twice(alert_service, http_receiver):
     hook = http_receiver.endpoint("store-replay")
     service = alert_service()
     job = _submit(service, "hot-replay", "fire:3-1000 replay", [rule()], {"hook": hook.url})

@@ -66,7 +66,7 @@ def make_alert(
         team=job.team,
         status=status,
         labels=dict(labels),
-        annotations=annotations(rule, job.name, labels, values),
+        annotations=rendered(rule, job.name, labels, values),
         severity=rule.severity,
         starts_at=starts_at,
         ends_at=ends_at,
@@ -75,7 +75,7 @@ def make_alert(
     )
 
 
-def annotations(rule: AlertRule, job: str, labels: dict, values: dict) -> dict[str, str]:
+def rendered(rule: AlertRule, job: str, labels: dict, values: dict) -> dict[str, str]:
     """``summary`` and ``description`` rendered; a health rule's ``{value}`` is its
     measured value (a metric rule's: the first value of its ``when`` columns)."""
     if rule.kind == "metric":

@@ -112,4 +112,3 @@ def alert_event_view(event: AlertEvent, job: str) -> dict[str, Any]:
         "values": json.loads(event.values_json or "{}"),
         "fingerprint": event.fingerprint,
     }
-

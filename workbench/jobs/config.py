@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from workbench.exceptions import SpecError
 
@@ -100,6 +100,15 @@ class ServiceConfig(_Model):
     host_command: list[str] = Field(
         default_factory=lambda: [sys.executable, "-m", "workbench.jobs.host"]
     )
+
+    @field_validator("notifiers", mode="before")
+    @classmethod
+    def _team_notifiers(cls, value: Any) -> dict[str, dict[str, dict[str, Any]]]:
+        from workbench.alerts.rules import check_notifiers
+
+        if not isinstance(value, dict):
+            raise ValueError("expected {team: {notifier name: {type: ..., ...}}}")
+        return {str(team): check_notifiers(named or {}) for team, named in value.items()}
 
     def model_post_init(self, _context: Any) -> None:
         self.state_dir = self.state_dir.resolve()

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import yaml
 from cli_runner import workbench
-from polling import wait_for
 from servekit import TOKENS, start_serve, write_state
 
 FAKE_RUNNER = Path(__file__).resolve().parents[1] / "jobs" / "fixtures" / "fake_runner.py"

@@ -1,4 +1,5 @@
-"""Fixtures of the alerting tests: every database test runs on SQLite and PostgreSQL; the
+"""Fixtures of the alerting tests: every database test runs on SQLite and PostgreSQL
+(``database_url``, from ``tests/services_postgres.py``); the
 job service runs with the stand-in job program (``tests/jobs/fixtures/fake_runner.py``)."""
 
 from __future__ import annotations
@@ -12,13 +13,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs"))  # jobkit
 
 from alertkit import FAST, make_alert_service  # noqa: E402
 from jobkit import kill_runs  # noqa: E402
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'state' / 'workbench.db'}"
-    return request.getfixturevalue("postgres_url")
 
 
 @pytest.fixture

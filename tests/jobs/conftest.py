@@ -1,4 +1,5 @@
-"""Fixtures of the job service's tests: every database test runs on SQLite and PostgreSQL."""
+"""Fixtures of the job service's tests: every database test runs on SQLite and PostgreSQL
+(``database_url``, from ``tests/services_postgres.py``)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,6 @@ import pytest
 from jobkit import kill_runs, make_config
 
 from workbench.jobs.service import JobService
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'state' / 'workbench.db'}"
-    return request.getfixturevalue("postgres_url")
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from workbench.alerts.rulebook import JobRules, RuleBook
 from workbench.alerts.state import Evaluator, Transition
 from workbench.alerts.tables import AlertCursor, AlertEvent, AlertRow
 from workbench.jobs.config import ServiceConfig
-from workbench.jobs.db import Database, Job, Run
+from workbench.jobs.db import Database, Job, Run, each_job
 from workbench.jobs.views import heartbeat, latest_run, live_run
 
 LOG = logging.getLogger(__name__)
@@ -45,18 +45,9 @@ class AlertStore:
 
     def tick(self) -> None:
         """One pass over every job (one job's trouble never stops the others)."""
-        with self.db.session() as s:
-            job_ids = list(s.scalars(select(Job.id).order_by(Job.id)))
-        for job_id in job_ids:
-            try:
-                with self.db.session() as s:
-                    job = s.get(Job, job_id)
-                    if job is not None:
-                        self.update(s, job)
-            except Exception:
-                LOG.exception("alerts of job %s", job_id)
-                self._evaluators.pop(job_id, None)  # its state is the database's again
-                self._seen.clear()
+        for job_id in each_job(self.db, self.update, "alerts"):
+            self._evaluators.pop(job_id, None)  # its state is the database's again
+            self._seen.clear()
 
     def update(self, s: Session, job: Job, at: float | None = None) -> list[Transition]:
         """Ingest and evaluate ``job``'s rules now (``at``, epoch s); the transitions."""

@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session
 from workbench.alerts.alerting import Alerting
 from workbench.jobs import procs, versioning
 from workbench.jobs.config import ServiceConfig
-from workbench.jobs.db import Database, Job, Run, add_event, now
+from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
 from workbench.jobs.hosting import Hosts, run_alive
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
@@ -139,16 +139,7 @@ class Supervisor:
 
     def tick(self) -> None:
         """One pass over every job."""
-        with self.db.session() as s:
-            job_ids = list(s.scalars(select(Job.id).order_by(Job.id)))
-        for job_id in job_ids:
-            try:
-                with self.db.session() as s:
-                    job = s.get(Job, job_id)
-                    if job is not None:
-                        self.reconcile(s, job)
-            except Exception:  # one job's trouble must not stop the others
-                LOG.exception("supervising job %s", job_id)
+        each_job(self.db, self.reconcile, "supervising")
         try:
             self.hosts.tend(self._host_load())
         except Exception:

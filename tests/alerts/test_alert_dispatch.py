@@ -14,6 +14,20 @@ def _submit(service, name: str, description: str, rules: list[dict], hooks: dict
     return service.submit(service.principal("root"), name=name, team="pricing", spec_yaml=spec)
 
 
+def test_the_alerts_of_one_rule_go_out_together(alert_service, http_receiver):
+    hook = http_receiver.endpoint("dispatch-group")
+    service = alert_service()
+    rules = [rule(group_wait="1s")]
+    _submit(service, "hot-cells", "fire:3-5 cells:3", rules, {"hook": hook.url})
+    firing, resolved = hook.wait_for(2, timeout=30)
+    time.sleep(1.5)
+    assert len(hook.delivered()) == 2
+    cells = sorted(a["labels"]["service_area_id"] for a in firing.json["alerts"])
+    assert cells == ["7", "8", "9"] and firing.json["status"] == "firing"
+    assert [a["status"] for a in resolved.json["alerts"]] == ["resolved"] * 3
+    assert firing.json["groupKey"] == resolved.json["groupKey"]
+
+
 def test_a_receiver_down_for_a_while_gets_everything_after(alert_service, http_receiver):
     down, up = http_receiver.endpoint("dispatch-down"), http_receiver.endpoint("dispatch-up")
     down.fail(500, seconds=6)

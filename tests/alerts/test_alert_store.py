@@ -94,3 +94,17 @@ def test_a_rule_without_receivers_and_an_unknown_receiver(alert_service, sqlite_
 
     row = wait_for(failed, 30, "failed attempts")
     assert row.status == "pending" and "no notifier of this name" in row.last_error
+
+
+def test_an_alert_of_a_removed_rule_is_resolved(alert_service, http_receiver):
+    hook = http_receiver.endpoint("store-removed")
+    service = alert_service()
+    job = _submit(service, "hot-removed", "fire:2-1000", [rule()], {"hook": hook.url})
+    root = service.principal("root")
+    wait_for(lambda: service.get_job(root, job["id"])["alerts_firing"] == 1, 30, "firing")
+    spec = service.versions(root, job["id"])[-1]["spec_yaml"]
+    service.edit(root, job["id"], spec.replace("- name: hot\n", "- name: warm\n"))
+    wait_for(lambda: _history(service, "hot-removed")[:2] == ["firing", "resolved"], 30,
+             "the old rule's alert resolved")  # fmt: skip
+    [old] = [a for a in service.list_alerts(root) if a["rule"] == "hot"]
+    assert old["status"] == "resolved" and old["ends_at"]

@@ -29,7 +29,7 @@ from workbench.alerts.rulebook import JobRules, RuleBook
 from workbench.alerts.state import Evaluator, Transition
 from workbench.alerts.tables import AlertCursor, AlertEvent, AlertRow
 from workbench.jobs.config import ServiceConfig
-from workbench.jobs.db import Database, Job, Run, each_job
+from workbench.jobs.db import Database, Job, Run, each_job, now
 from workbench.jobs.views import heartbeat, latest_run, live_run
 
 LOG = logging.getLogger(__name__)
@@ -52,7 +52,11 @@ class AlertStore:
     def update(self, s: Session, job: Job, at: float | None = None) -> list[Transition]:
         """Ingest and evaluate ``job``'s rules now (``at``, epoch s); the transitions."""
         rules = self.book.of(s, job)
+        cached = self._evaluators.get(job.id)
+        if cached is None or cached[0] != rules.version:
+            self.retire(s, job, rules)
         if not rules.rules:
+            self._evaluators[job.id] = (rules.version, Evaluator([], job.name))
             return []
         cursors = self._cursors(s, job, rules)
         evaluator = self._evaluator(job, rules, cursors)
@@ -161,6 +165,27 @@ class AlertStore:
         for rule in rules.health:
             out += ev.step(rule.name, int(at * 1000), health.observe(rule, job, values))
         return out
+
+    @staticmethod
+    def retire(s: Session, job: Job, rules: JobRules) -> None:
+        """Resolve the job's firing alerts whose rule its current version no longer has
+        (recorded in the history; no notification: the rule and its receivers are gone)."""
+        names = {r.name for r in rules.rules}
+        query = select(AlertRow).where(AlertRow.job_id == job.id, AlertRow.status == "firing")
+        for row in s.scalars(query):
+            if row.rule not in names:
+                row.status, row.ends_at = "resolved", now()
+                s.add(
+                    AlertEvent(
+                        fingerprint=row.fingerprint,
+                        job_id=job.id,
+                        rule=row.rule,
+                        labels_json=row.labels_json,
+                        status="resolved",
+                        at=row.ends_at,
+                        values_json=json.dumps({"rule": "removed"}),
+                    )
+                )
 
     # -- transitions into alerts, history and the outbox ---------------------------------
     def record(self, s: Session, job: Job, rules: JobRules, found: list[Transition]) -> None:

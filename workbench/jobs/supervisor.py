@@ -21,6 +21,10 @@ of its team instead of a process of its own (:mod:`workbench.jobs.hosting`): the
 states and run folder; its stop escalates to ``KILL`` (stop now) instead of signals, and
 a hung one is killed with its application.
 
+After the jobs, each tick ingests their alert observations and evaluates their health
+rules (:mod:`workbench.alerts.alerting`); the supervising process also runs the thread
+delivering notifications.
+
 Runs are separate sessions that outlive the service; a supervisor starting again finds
 live runs by pid and run folder and re-attaches. One supervisor per state folder
 (``flock`` on ``$STATE/supervisor.lock``); other service processes serve the API and

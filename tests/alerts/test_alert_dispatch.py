@@ -44,6 +44,20 @@ def test_a_receiver_down_for_a_while_gets_everything_after(alert_service, http_r
     assert got[0].at > time.time() - 30 and len(down.attempts()) > 2
 
 
+def test_a_slow_receiver_holds_up_only_itself(alert_service, http_receiver):
+    slow, fast = http_receiver.endpoint("dispatch-slow"), http_receiver.endpoint("dispatch-fast")
+    slow.delay(4)
+    service = alert_service()
+    hooks = {"slow": slow.url, "fast": fast.url}
+    _submit(service, "hot-slow", "fire:3-1000", [rule(notify=("slow",))], hooks)
+    wait_for(lambda: slow.attempts() or None, 30, "the slow receiver to be called")
+    started = time.monotonic()
+    _submit(service, "hot-fast", "fire:3-1000", [rule(notify=("fast",))], hooks)
+    fast.wait_for(1, timeout=30)
+    assert time.monotonic() - started < 3.5  # while the slow one still answers
+    assert statuses(slow.wait_for(1, timeout=30)) == ["firing"]
+
+
 def test_a_silence_suppresses_then_expires(alert_service, http_receiver):
     hook = http_receiver.endpoint("dispatch-silence")
     service = alert_service()

@@ -160,6 +160,7 @@ class Dispatcher:
             if row.kind == "resolved":
                 firing = outbox.last_firing(s, row.fingerprint, row.receiver, before=row.id)
                 if firing is not None and firing.status == PENDING:
+                    row.next_attempt_at = max(row.next_attempt_at, firing.next_attempt_at)
                     continue
                 if firing is None or firing.status != SENT:
                     row.status, row.last_error = SKIPPED, "its firing notification was not sent"

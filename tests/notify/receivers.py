@@ -262,7 +262,9 @@ class SmtpReceiver:
         if not isinstance(auth_data, LoginPassword):
             return AuthResult(success=False, handled=False)
         user, password = auth_data.login.decode(), auth_data.password.decode()
-        return AuthResult(success=self.users.get(user) == password, auth_data=user)
+        if self.users.get(user) != password:
+            return AuthResult(success=False, handled=False)  # answers 535
+        return AuthResult(success=True, auth_data=user)
 
     def add(self, mail: Mail) -> None:
         with self._lock:

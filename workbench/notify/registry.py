@@ -28,7 +28,7 @@ from workbench import secrets
 from workbench.exceptions import NotifyError, SecretError, UnknownNameError
 from workbench.notify.notification import Alert, Notification
 
-BUILTIN = ("webhook",)
+BUILTIN = ("webhook", "slack", "pagerduty", "email")
 
 __all__ = ["NOTIFIERS", "Alert", "NotifierConfig", "Notification", "deliver"]
 
@@ -172,7 +172,7 @@ def _resolved(config: NotifierConfig) -> tuple[NotifierConfig, Callable[[str], s
     """A copy of ``config`` with its references resolved, and a function masking every
     secret value (resolved references, literal secret fields) in a text."""
     found: dict[str, str] = {}
-    values = secrets.resolve(config.model_dump(exclude={"type"}), found)
+    values = secrets.resolve(config.model_dump(exclude={"type"}, by_alias=False), found)
     resolved = config.model_copy(update=values)
     literal = [str(getattr(resolved, name) or "") for name in config.secret_fields]
     return resolved, secrets.redact(_parts([*found.values(), *literal]))

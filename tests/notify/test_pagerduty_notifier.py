@@ -80,8 +80,9 @@ def test_unknown_severities_map_to_error_and_tests_are_marked(events):
 
 
 def test_the_routing_key_must_be_a_secret_reference():
-    with pytest.raises(ValidationError, match="routing_key is a secret: write a reference"):
+    with pytest.raises(ValidationError, match="routing_key is a secret: write a reference") as err:
         NOTIFIERS.config({"type": "pagerduty", "routing_key": KEY})
+    assert KEY not in str(err.value)  # pydantic's message does not echo the input
     config = NOTIFIERS.config({"type": "pagerduty", "routing_key": "${env:PD_KEY}"})
     assert config.url == "https://events.pagerduty.com/v2/enqueue"
 
@@ -109,3 +110,11 @@ def test_throttling_is_retryable(events):
         deliver(pagerduty(events.url), note())
     assert err.value.status == 429 and err.value.retryable
     assert "rate-limiting" in str(err.value)
+
+
+def test_values_json_cannot_hold_are_sent_as_text(events):
+    from decimal import Decimal
+
+    deliver(pagerduty(events.url), note(alert("1", values={"bookings": Decimal("412.5")})))
+    (event,) = (r.json for r in events.wait_for(1))
+    assert event["payload"]["custom_details"]["values"] == {"bookings": "412.5"}

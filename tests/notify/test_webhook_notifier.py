@@ -54,6 +54,7 @@ def test_a_firing_group_is_alertmanagers_v4_message(http_receiver):
     (request,) = hook.wait_for(1)
     assert request.method == "POST"
     assert request.headers["content-type"] == "application/json"
+    assert request.headers["user-agent"] == "dagger-workbench"
     body = request.json
     assert list(body) == MESSAGE_KEYS
     assert body["version"] == "4"

@@ -3,6 +3,7 @@ answer becomes a :class:`~workbench.exceptions.NotifyError` that says what to ch
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import requests
@@ -10,6 +11,7 @@ import requests
 from workbench.exceptions import NotifyError, clip
 
 ANSWER_CHARS = 500  # of a receiver's answer kept in an error
+HEADERS = {"Content-Type": "application/json", "User-Agent": "dagger-workbench"}
 
 _CHECK = {
     400: "it rejected the payload: check that the notifier's type matches the receiver",
@@ -26,7 +28,8 @@ def post_json(
 ) -> requests.Response:
     """POST ``payload`` as JSON to ``url``; the answer if it is a 2xx."""
     try:
-        answer = requests.post(url, json=payload, timeout=timeout_s)
+        data = json.dumps(payload, default=str).encode()  # a Decimal or date as text
+        answer = requests.post(url, data=data, headers=HEADERS, timeout=timeout_s)
     except requests.Timeout:
         raise NotifyError(
             receiver,

@@ -37,7 +37,7 @@ class NotifierConfig(BaseModel):
     """Common base: unknown keys are errors; ``send_resolved: false`` drops the resolved
     alerts of a notification (and the notification if nothing is left)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
     #: fields whose values are secrets: masked in ``repr`` and in errors
     secret_fields: ClassVar[tuple[str, ...]] = ()
     #: secret fields that must be written as references, never as the secret itself

@@ -133,7 +133,7 @@ def _refused(receiver: str, err: smtplib.SMTPException | OSError) -> NotifyError
         receiver,
         "email",
         f"could not talk to the SMTP server ({reason(err)}): check that it is up and "
-        "that smtp_host and smtp_port are right; the notification is sent again later",
+        "that smtp_host and smtp_port are right; a later attempt may succeed",
     )
 
 

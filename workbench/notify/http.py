@@ -19,7 +19,7 @@ _CHECK = {
     403: "it refused the credentials: check the notifier's token or key",
     404: "no such endpoint: check the notifier's URL",
     413: "the message is too large for it: lower the notifier's max_alerts",
-    429: "it is rate-limiting: the notification is sent again later",
+    429: "it is rate-limiting: send less often, or later",
 }
 
 
@@ -35,14 +35,14 @@ def post_json(
             receiver,
             kind,
             f"no answer within {timeout_s:g}s: check that the receiver is up and not "
-            "overloaded; the notification is sent again later",
+            "overloaded; a later attempt may succeed",
         ) from None
     except requests.RequestException as err:
         raise NotifyError(
             receiver,
             kind,
             f"could not connect ({reason(err)}): check that the receiver is up and that "
-            "the notifier's URL is right; the notification is sent again later",
+            "the notifier's URL is right; a later attempt may succeed",
         ) from None
     if answer.status_code >= 300:
         raise refused(receiver, kind, answer.status_code, answer.text)
@@ -53,7 +53,7 @@ def refused(receiver: str, kind: str, status: int, text: str) -> NotifyError:
     """The error for an answer with HTTP ``status`` and body ``text``."""
     retryable = status >= 500 or status in (408, 429)
     check = _CHECK.get(status) or (
-        "the receiver failed: the notification is sent again later; check its logs"
+        "the receiver failed: check its logs; a later attempt may succeed"
         if status >= 500
         else "check the notifier's URL and the receiver's documentation"
     )

@@ -150,7 +150,7 @@ def deliver(config: NotifierConfig, note: Notification, timeout_s: float = 10) -
         raise NotifyError(
             note.receiver,
             config.type,
-            f"{err}. Nothing was sent; fix the secret and the notification is sent again",
+            f"{err}. Nothing was sent: fix the secret where notifications are sent",
             retryable=False,
             where=config.target(),
         ) from None

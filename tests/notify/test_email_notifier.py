@@ -112,7 +112,7 @@ def test_config_keys():
     )
     assert config.model_dump()["from"] == "wb@x" and config.smtp_port == 25
     assert NOTIFIERS.config(config.model_dump()) == config
-    with pytest.raises(ValidationError, match="password is a secret"):
+    with pytest.raises(ValidationError, match="password\n  Value error, is a secret"):
         NOTIFIERS.config(
             {"type": "email", "to": ["a@x"], "from": "x", "smtp_host": "h", "password": "pw"}
         )

@@ -22,7 +22,7 @@ from importlib.metadata import entry_points
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from workbench import secrets
 from workbench.exceptions import NotifyError, SecretError, UnknownNameError
@@ -46,23 +46,21 @@ class NotifierConfig(BaseModel):
     type: str
     send_resolved: bool = True
 
-    @model_validator(mode="after")
-    def _check_references(self) -> NotifierConfig:
-        for name, value in self:
-            for text in value if isinstance(value, list) else [value]:
-                if isinstance(text, str):
-                    try:
-                        secrets.check(text)
-                    except SecretError as err:
-                        raise ValueError(f"{name}: {err}") from None
-        for name in self.reference_fields:
-            value = getattr(self, name)
-            if value and not secrets.references(value):
-                raise ValueError(
-                    f"{name} is a secret: write a reference such as ${{env:NAME}} or "
-                    "${file:/run/secrets/NAME}, resolved only where notifications are sent"
-                )
-        return self
+    @field_validator("*")
+    @classmethod
+    def _check_references(cls, value: Any, info: ValidationInfo) -> Any:
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                try:
+                    secrets.check(text)
+                except SecretError as err:
+                    raise ValueError(str(err)) from None
+        if info.field_name in cls.reference_fields and value and not secrets.references(value):
+            raise ValueError(
+                "is a secret: write a reference such as ${env:NAME} or "
+                "${file:/run/secrets/NAME}, resolved only where notifications are sent"
+            )
+        return value
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():

@@ -3,6 +3,8 @@ HTTP receiver standing in for Slack's incoming webhook; Slack's block limits hol
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from notekit import JOB_URL, alert, note
 
@@ -86,6 +88,25 @@ def test_a_resolved_test_notification_says_so(http_receiver):
     assert section["text"]["text"] == ":white_check_mark: *cell 1 is calm*\n&lt;b&gt;&amp;"
     assert "*test*\ntrue" in [f["text"] for f in section["fields"]]
     assert "resolved 2026-11-24T20:07:00Z" in body["blocks"][2]["elements"][0]["text"]
+
+
+def test_max_alerts_stays_within_slacks_50_blocks(http_receiver):
+    from pydantic import ValidationError
+
+    hook = http_receiver.endpoint("slack")
+    with pytest.raises(ValidationError, match="max_alerts"):
+        slack(hook.url, max_alerts=24)
+    deliver(slack(hook.url, max_alerts=23), note(*(alert(str(c)) for c in range(100))))
+    check_block_kit(hook.wait_for(1)[0].json)
+
+
+def test_without_links_there_are_no_buttons(http_receiver):
+    hook = http_receiver.endpoint("slack")
+    bare = note(alert("1", generator_url=""))
+    deliver(slack(hook.url), replace(bare, external_url=""))
+    body = hook.wait_for(1)[0].json
+    check_block_kit(body)
+    assert [b["type"] for b in body["blocks"]] == ["header", "section", "context"]
 
 
 def test_long_texts_are_cut_to_slacks_limits(http_receiver):

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
+from pydantic import Field
+
 from workbench.notify.http import post_json
 from workbench.notify.notification import FIRING, Alert, Notification, rfc3339
 from workbench.notify.registry import NOTIFIERS, NotifierConfig, url_target
 
 HEADER_CHARS, TEXT_CHARS, FIELD_CHARS, FIELDS = 150, 3000, 2000, 10
 ICONS = {"firing": ":rotating_light:", "resolved": ":white_check_mark:"}
+_SHOWN = ("alertname", "job", "team", "severity")  # in the header and context already
+MAX_ALERTS = 23  # header + 2 blocks an alert + "more" + buttons within Slack's 50 blocks
 
 
 class SlackConfig(NotifierConfig):
@@ -26,7 +30,7 @@ class SlackConfig(NotifierConfig):
 
     type: Literal["slack"] = "slack"
     url: str  # the incoming webhook's URL (https://hooks.slack.com/services/...)
-    max_alerts: int = 10  # alerts listed in one message; the rest are counted
+    max_alerts: int = Field(10, ge=1, le=MAX_ALERTS)  # listed in one message; the rest counted
 
     def target(self) -> str:
         return url_target(self.url, path=False)
@@ -35,19 +39,21 @@ class SlackConfig(NotifierConfig):
         post_json(note.receiver, self.type, self.url, message(note, self.max_alerts), timeout_s)
 
 
-def message(note: Notification, max_alerts: int = 10) -> dict[str, Any]:
+def message(note: Notification, max_alerts: int = MAX_ALERTS) -> dict[str, Any]:
     """The incoming-webhook payload of ``note``: ``text`` and ``blocks``."""
-    shown = note.alerts[:max_alerts] if max_alerts else note.alerts
+    shown = note.alerts[:max_alerts]
     icon = ICONS[FIRING if note.firing else "resolved"]
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": _plain(f"{note.title}", HEADER_CHARS)},
+        {"type": "header", "text": _plain(note.title, HEADER_CHARS)},
     ]
     for alert in shown:
         blocks += [_section(note, alert), _context(alert)]
     if len(note.alerts) > len(shown):
         more = f"... and {len(note.alerts) - len(shown)} more alerts"
         blocks.append({"type": "context", "elements": [_mrkdwn(more)]})
-    blocks.append({"type": "actions", "elements": _buttons(note)})
+    buttons = _buttons(note)
+    if buttons:
+        blocks.append({"type": "actions", "elements": buttons})
     return {"text": f"{icon} {note.title}", "blocks": blocks}
 
 
@@ -64,9 +70,6 @@ def _section(note: Notification, alert: Alert) -> dict[str, Any]:
         "text": _mrkdwn(text),
         "fields": [_mrkdwn(f, FIELD_CHARS) for f in fields],
     }
-
-
-_SHOWN = ("alertname", "job", "team", "severity")  # in the header and context already
 
 
 def _context(alert: Alert) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import Field
+
 from workbench.notify.http import post_json
 from workbench.notify.notification import FIRING, RESOLVED, ZERO_TIME, Notification, rfc3339
 from workbench.notify.registry import NOTIFIERS, NotifierConfig, url_target
@@ -22,7 +24,7 @@ GROUP_LABELS = ("alertname", "job", "team")
 class WebhookConfig(NotifierConfig):
     type: Literal["webhook"] = "webhook"
     url: str
-    max_alerts: int = 0  # alerts in one message (0: all); the rest counted in truncatedAlerts
+    max_alerts: int = Field(0, ge=0)  # alerts in one message (0: all); others in truncatedAlerts
 
     def target(self) -> str:
         return url_target(self.url)

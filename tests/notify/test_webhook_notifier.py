@@ -158,3 +158,16 @@ def test_a_slow_receiver_times_out(http_receiver):
     with pytest.raises(NotifyError) as err:
         deliver(webhook(hook.url), note(), timeout_s=0.2)
     assert "no answer within 0.2s" in str(err.value) and err.value.retryable
+
+
+def test_headers_carry_a_token_resolved_at_send_time(http_receiver, monkeypatch):
+    hook = http_receiver.endpoint("webhook").reply(401, "bad token")
+    monkeypatch.setenv("WB_HOOK_TOKEN", "t0k3n-wrong")
+    config = webhook(hook.url, headers={"Authorization": "Bearer ${env:WB_HOOK_TOKEN}"})
+    assert "headers={'Authorization': 'Bearer ${env:WB_HOOK_TOKEN}'}" in repr(config)
+    with pytest.raises(NotifyError) as err:
+        deliver(config, note())
+    assert err.value.status == 401 and "check the notifier's token or key" in str(err.value)
+    assert hook.attempts()[0].headers["authorization"] == "Bearer t0k3n-wrong"
+    literal = webhook(hook.url, headers={"Authorization": "Bearer t0k3n"})
+    assert "t0k3n" not in repr(literal) and "'Authorization': '***'" in repr(literal)

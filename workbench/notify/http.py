@@ -24,12 +24,18 @@ _CHECK = {
 
 
 def post_json(
-    receiver: str, kind: str, url: str, payload: Any, timeout_s: float
+    receiver: str,
+    kind: str,
+    url: str,
+    payload: Any,
+    timeout_s: float,
+    headers: dict[str, str] | None = None,
 ) -> requests.Response:
-    """POST ``payload`` as JSON to ``url``; the answer if it is a 2xx."""
+    """POST ``payload`` as JSON to ``url`` (with ``headers`` too); the answer if 2xx."""
     try:
         data = json.dumps(payload, default=str).encode()  # a Decimal or date as text
-        answer = requests.post(url, data=data, headers=HEADERS, timeout=timeout_s)
+        sent = HEADERS | (headers or {})
+        answer = requests.post(url, data=data, headers=sent, timeout=timeout_s)
     except requests.Timeout:
         raise NotifyError(
             receiver,

@@ -30,6 +30,11 @@ def alert(cell: str = "1234", status: str = "firing", bookings: float = 412, **k
     return Alert(**(fields | kw))
 
 
+def problems(err) -> dict[str, str]:
+    """A pydantic ValidationError's messages by field: ``{"routing_key": "Value error, ..."}``."""
+    return {".".join(str(p) for p in e["loc"]): e["msg"] for e in err.errors()}
+
+
 def note(*alerts: Alert, receiver: str = "pricing-oncall", test: bool = False) -> Notification:
     alerts = alerts or (alert(),)
     firing = any(a.status == "firing" for a in alerts)

@@ -12,7 +12,7 @@ Both are session-scoped pytest fixtures registered in ``tests/conftest.py``'s
 
         hook.fail(500, seconds=30)    # answer 500 for 30 s (or times=N requests)
         http_receiver.down(60)        # refuse connections for 60 s, then listen again
-                                      # on the same port
+                                      # on the same port (or at once: http_receiver.up())
 
 Each test takes its own :meth:`HttpReceiver.endpoint` (the server is shared by the
 session); :meth:`Endpoint.delivered` lists the requests it accepted (2xx),
@@ -135,6 +135,7 @@ class HttpReceiver:
         self._requests: list[Received] = []
         self._rules: dict[str, _Rule] = {}
         self._server: ThreadingHTTPServer | None = None
+        self._timer: threading.Timer | None = None
         self._names = count(1)
 
     def url(self, path: str = "/") -> str:
@@ -175,9 +176,17 @@ class HttpReceiver:
     def down(self, seconds: float) -> None:
         """Refuse connections now, listen again on the same port after ``seconds``."""
         self.stop()
-        timer = threading.Timer(seconds, self.start)
-        timer.daemon = True
-        timer.start()
+        self._timer = threading.Timer(seconds, self.up)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def up(self) -> None:
+        """Listen again now (if down)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._server is None:
+            self.start()
 
     @property
     def is_up(self) -> bool:
@@ -262,7 +271,9 @@ class SmtpReceiver:
         if not isinstance(auth_data, LoginPassword):
             return AuthResult(success=False, handled=False)
         user, password = auth_data.login.decode(), auth_data.password.decode()
-        return AuthResult(success=self.users.get(user) == password, auth_data=user)
+        if self.users.get(user) != password:
+            return AuthResult(success=False, handled=False)  # answers 535
+        return AuthResult(success=True, auth_data=user)
 
     def add(self, mail: Mail) -> None:
         with self._lock:
@@ -312,6 +323,7 @@ def http_receiver():
     receiver = HttpReceiver()
     receiver.start()
     yield receiver
+    receiver.up()  # cancels a pending comeback
     receiver.stop()
 
 

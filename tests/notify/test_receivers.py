@@ -50,3 +50,11 @@ def test_the_smtp_receiver_records_messages(smtp_receiver):
     (mail,) = smtp_receiver.wait_for(1, to="probe@x")
     assert mail.message["Subject"] == "hello" and mail.mail_from == "wb@x"
     assert mail.login is None and not mail.tls
+
+
+def test_it_can_come_back_early(http_receiver):
+    hook = http_receiver.endpoint("probe")
+    http_receiver.down(300)
+    assert not http_receiver.is_up
+    http_receiver.up()
+    assert requests.post(hook.url, json={}, timeout=5).status_code == 200

@@ -54,6 +54,7 @@ def test_a_firing_group_is_alertmanagers_v4_message(http_receiver):
     (request,) = hook.wait_for(1)
     assert request.method == "POST"
     assert request.headers["content-type"] == "application/json"
+    assert request.headers["user-agent"] == "dagger-workbench"
     body = request.json
     assert list(body) == MESSAGE_KEYS
     assert body["version"] == "4"
@@ -128,7 +129,7 @@ def test_a_500_raises_with_the_receivers_status_and_answer(http_receiver):
     message = str(err.value)
     assert message.startswith(f"notifier 'pricing-oncall' (webhook at {hook.url}): ")
     assert "answered HTTP 500: receiver failure (test)" in message
-    assert "sent again later" in message
+    assert "check its logs; a later attempt may succeed" in message
     deliver(webhook(hook.url), note())  # the failure was for one request only
     assert [r.status for r in hook.attempts()] == [500, 200]
 
@@ -157,3 +158,16 @@ def test_a_slow_receiver_times_out(http_receiver):
     with pytest.raises(NotifyError) as err:
         deliver(webhook(hook.url), note(), timeout_s=0.2)
     assert "no answer within 0.2s" in str(err.value) and err.value.retryable
+
+
+def test_headers_carry_a_token_resolved_at_send_time(http_receiver, monkeypatch):
+    hook = http_receiver.endpoint("webhook").reply(401, "bad token")
+    monkeypatch.setenv("WB_HOOK_TOKEN", "t0k3n-wrong")
+    config = webhook(hook.url, headers={"Authorization": "Bearer ${env:WB_HOOK_TOKEN}"})
+    assert "headers={'Authorization': 'Bearer ${env:WB_HOOK_TOKEN}'}" in repr(config)
+    with pytest.raises(NotifyError) as err:
+        deliver(config, note())
+    assert err.value.status == 401 and "check the notifier's token or key" in str(err.value)
+    assert hook.attempts()[0].headers["authorization"] == "Bearer t0k3n-wrong"
+    literal = webhook(hook.url, headers={"Authorization": "Bearer t0k3n"})
+    assert "t0k3n" not in repr(literal) and "'Authorization': '***'" in repr(literal)

@@ -3,6 +3,7 @@ answer becomes a :class:`~workbench.exceptions.NotifyError` that says what to ch
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import requests
@@ -10,6 +11,7 @@ import requests
 from workbench.exceptions import NotifyError, clip
 
 ANSWER_CHARS = 500  # of a receiver's answer kept in an error
+HEADERS = {"Content-Type": "application/json", "User-Agent": "dagger-workbench"}
 
 _CHECK = {
     400: "it rejected the payload: check that the notifier's type matches the receiver",
@@ -17,29 +19,36 @@ _CHECK = {
     403: "it refused the credentials: check the notifier's token or key",
     404: "no such endpoint: check the notifier's URL",
     413: "the message is too large for it: lower the notifier's max_alerts",
-    429: "it is rate-limiting: the notification is sent again later",
+    429: "it is rate-limiting: send less often, or later",
 }
 
 
 def post_json(
-    receiver: str, kind: str, url: str, payload: Any, timeout_s: float
+    receiver: str,
+    kind: str,
+    url: str,
+    payload: Any,
+    timeout_s: float,
+    headers: dict[str, str] | None = None,
 ) -> requests.Response:
-    """POST ``payload`` as JSON to ``url``; the answer if it is a 2xx."""
+    """POST ``payload`` as JSON to ``url`` (with ``headers`` too); the answer if 2xx."""
     try:
-        answer = requests.post(url, json=payload, timeout=timeout_s)
+        data = json.dumps(payload, default=str).encode()  # a Decimal or date as text
+        sent = HEADERS | (headers or {})
+        answer = requests.post(url, data=data, headers=sent, timeout=timeout_s)
     except requests.Timeout:
         raise NotifyError(
             receiver,
             kind,
             f"no answer within {timeout_s:g}s: check that the receiver is up and not "
-            "overloaded; the notification is sent again later",
+            "overloaded; a later attempt may succeed",
         ) from None
     except requests.RequestException as err:
         raise NotifyError(
             receiver,
             kind,
             f"could not connect ({reason(err)}): check that the receiver is up and that "
-            "the notifier's URL is right; the notification is sent again later",
+            "the notifier's URL is right; a later attempt may succeed",
         ) from None
     if answer.status_code >= 300:
         raise refused(receiver, kind, answer.status_code, answer.text)
@@ -50,7 +59,7 @@ def refused(receiver: str, kind: str, status: int, text: str) -> NotifyError:
     """The error for an answer with HTTP ``status`` and body ``text``."""
     retryable = status >= 500 or status in (408, 429)
     check = _CHECK.get(status) or (
-        "the receiver failed: the notification is sent again later; check its logs"
+        "the receiver failed: check its logs; a later attempt may succeed"
         if status >= 500
         else "check the notifier's URL and the receiver's documentation"
     )

@@ -83,6 +83,15 @@ class Notification:
     def resolved(self) -> list[Alert]:
         return [a for a in self.alerts if a.status == RESOLVED]
 
+    @property
+    def title(self) -> str:
+        """Alertmanager's subject line: ``[FIRING:2] hot-cell surge`` (rule, job),
+        ``[RESOLVED] hot-cell surge``; ``[TEST]`` in front of a test."""
+        state = f"FIRING:{len(self.firing)}" if self.firing else "RESOLVED"
+        names = dict.fromkeys(f"{a.rule} {a.job}" for a in self.alerts)
+        test = "[TEST] " if self.test else ""
+        return f"{test}[{state}] {', '.join(names)}"
+
     def only_firing(self) -> Notification:
         """This notification without its resolved alerts (for ``send_resolved: false``)."""
         return replace(self, alerts=self.firing, status=FIRING)

@@ -22,13 +22,13 @@ from importlib.metadata import entry_points
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from workbench import secrets
 from workbench.exceptions import NotifyError, SecretError, UnknownNameError
 from workbench.notify.notification import Alert, Notification
 
-BUILTIN = ("webhook",)
+BUILTIN = ("webhook", "slack", "pagerduty", "email")
 
 __all__ = ["NOTIFIERS", "Alert", "NotifierConfig", "Notification", "deliver"]
 
@@ -37,8 +37,9 @@ class NotifierConfig(BaseModel):
     """Common base: unknown keys are errors; ``send_resolved: false`` drops the resolved
     alerts of a notification (and the notification if nothing is left)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    #: fields whose values are secrets: masked in ``repr`` and in errors
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    #: fields whose values are secrets: masked in ``repr`` (unless written as references)
+    #: and in errors
     secret_fields: ClassVar[tuple[str, ...]] = ()
     #: secret fields that must be written as references, never as the secret itself
     reference_fields: ClassVar[tuple[str, ...]] = ()
@@ -46,29 +47,24 @@ class NotifierConfig(BaseModel):
     type: str
     send_resolved: bool = True
 
-    @model_validator(mode="after")
-    def _check_references(self) -> NotifierConfig:
-        for name, value in self:
-            for text in value if isinstance(value, list) else [value]:
-                if isinstance(text, str):
-                    try:
-                        secrets.check(text)
-                    except SecretError as err:
-                        raise ValueError(f"{name}: {err}") from None
-        for name in self.reference_fields:
-            value = getattr(self, name)
-            if value and not secrets.references(value):
-                raise ValueError(
-                    f"{name} is a secret: write a reference such as ${{env:NAME}} or "
-                    "${file:/run/secrets/NAME}, resolved only where notifications are sent"
-                )
-        return self
+    @field_validator("*")
+    @classmethod
+    def _check_references(cls, value: Any, info: ValidationInfo) -> Any:
+        for text in _strings(value):
+            try:
+                secrets.check(text)
+            except SecretError as err:
+                raise ValueError(str(err)) from None
+        if info.field_name in cls.reference_fields and value and not secrets.references(value):
+            raise ValueError(
+                "is a secret: write a reference such as ${env:NAME} or "
+                "${file:/run/secrets/NAME}, resolved only where notifications are sent"
+            )
+        return value
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
-            if name in self.secret_fields and value and not _only_references(value):
-                value = secrets.MASK
-            yield name, value
+            yield name, _masked(value) if name in self.secret_fields else value
 
     def target(self) -> str:
         """Where this notifier sends, as shown in errors (no secret in it)."""
@@ -90,8 +86,21 @@ def url_target(url: str, path: bool = True) -> str:
     return f"{parts.scheme}://{host}{parts.path if path else '/...'}"
 
 
-def _only_references(value: Any) -> bool:
-    return isinstance(value, str) and "".join(secrets.references(value)) == value.strip()
+def _strings(value: Any) -> list[str]:
+    """The texts in a field's value (a string, or those of a list or a mapping's values)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _masked(value: Any) -> Any:
+    """A secret field's value for ``repr``: as written if it holds a reference (``Bearer
+    ${env:TOKEN}``), else masked."""
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    return value if not value or secrets.references(str(value)) else secrets.MASK
 
 
 class NotifierRegistry:
@@ -150,7 +159,7 @@ def deliver(config: NotifierConfig, note: Notification, timeout_s: float = 10) -
         raise NotifyError(
             note.receiver,
             config.type,
-            f"{err}. Nothing was sent; fix the secret and the notification is sent again",
+            f"{err}. Nothing was sent: fix the secret where notifications are sent",
             retryable=False,
             where=config.target(),
         ) from None
@@ -172,9 +181,9 @@ def _resolved(config: NotifierConfig) -> tuple[NotifierConfig, Callable[[str], s
     """A copy of ``config`` with its references resolved, and a function masking every
     secret value (resolved references, literal secret fields) in a text."""
     found: dict[str, str] = {}
-    values = secrets.resolve(config.model_dump(exclude={"type"}), found)
+    values = secrets.resolve(config.model_dump(exclude={"type"}, by_alias=False), found)
     resolved = config.model_copy(update=values)
-    literal = [str(getattr(resolved, name) or "") for name in config.secret_fields]
+    literal = [t for name in config.secret_fields for t in _strings(getattr(resolved, name))]
     return resolved, secrets.redact(_parts([*found.values(), *literal]))
 
 

@@ -10,7 +10,9 @@ An alert's labels are its rule's labels plus ``alertname``, ``job``, ``team`` an
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from workbench.notify.http import post_json
 from workbench.notify.notification import FIRING, RESOLVED, ZERO_TIME, Notification, rfc3339
@@ -20,15 +22,20 @@ GROUP_LABELS = ("alertname", "job", "team")
 
 
 class WebhookConfig(NotifierConfig):
+    secret_fields: ClassVar[tuple[str, ...]] = ("headers",)
+
     type: Literal["webhook"] = "webhook"
     url: str
-    max_alerts: int = 0  # alerts in one message (0: all); the rest counted in truncatedAlerts
+    max_alerts: int = Field(0, ge=0)  # alerts in one message (0: all); others in truncatedAlerts
+    #: sent with each POST, e.g. {Authorization: "Bearer ${env:HOOK_TOKEN}"}
+    headers: dict[str, str] = Field(default_factory=dict)
 
     def target(self) -> str:
         return url_target(self.url)
 
     def send(self, note: Notification, timeout_s: float) -> None:
-        post_json(note.receiver, self.type, self.url, message(note, self.max_alerts), timeout_s)
+        payload = message(note, self.max_alerts)
+        post_json(note.receiver, self.type, self.url, payload, timeout_s, self.headers)
 
 
 def message(note: Notification, max_alerts: int = 0) -> dict[str, Any]:

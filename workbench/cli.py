@@ -313,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     from workbench import cli_promote
 
     cli_promote.add_commands(sub)
+    from workbench import cli_alerts
+
+    cli_alerts.add_commands(sub)
     return parser
 
 

@@ -4,8 +4,8 @@ The spec's keys, its messages and event-time fields, and its SQL: parsed, transl
 and planned and started as the job streams it, over empty inputs with the job's exact
 row schemas (:mod:`workbench.dry_run`); then each sink checks it can take the query's
 columns (:meth:`~workbench.sinks.registry.SinkConfig.check`), and the alert rules'
-``when``, ``group_by``, ``time`` and templates name result columns
-(:func:`workbench.alerts.rules.check_columns`).
+``when``, ``group_by``, ``time`` and templates name result columns, each ``when`` a
+boolean (:func:`workbench.alerts.observe.check`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import dry_run, streams
-from workbench.alerts.rules import check_columns
+from workbench.alerts import observe as alerts
 from workbench.exceptions import SinkError, SpecError
 from workbench.spec import DaggerSpec, load, located
 from workbench.sql import enums, translate
@@ -71,7 +71,7 @@ def check(spec: DaggerSpec) -> ValidationReport:
             sink.check(schema)
         except SinkError as err:
             raise SpecError(f"sinks[{index}]", str(err)) from None
-    check_columns(spec.alerts, schema.fieldNames())
+    alerts.check(plan.result, spec.alerts)
     return ValidationReport(spec, resolved, plan.translation.sql, schema)
 
 

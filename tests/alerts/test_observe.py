@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from workbench.alerts.observe import observe
+from workbench.alerts.observe import check, observe
 from workbench.alerts.rules import AlertRule
 from workbench.alerts.state import fingerprint
+from workbench.exceptions import SpecError
 
 T0 = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
 MIN = 60_000
@@ -93,3 +94,17 @@ def test_one_query_for_all_rules(spark, windows):
 
     many = [rule(name=f"r{i}", when=f"bookings > {i * 20}") for i in range(20)]
     assert jobs(many) == jobs([rule()]) >= 1
+
+
+@pytest.mark.parametrize(
+    ("when", "text"),
+    [
+        ("bookings + 1", "'bookings + 1' is a bigint, not a condition"),
+        ("no_such_fn(bookings) > 1", "no_such_fn"),
+        ("bookngs > 1", "Unknown column 'bookngs'"),
+    ],
+)
+def test_check_refuses_what_spark_cannot_evaluate_as_a_condition(windows, when, text):
+    with pytest.raises(SpecError) as info:
+        check(windows, [rule(when=when)])
+    assert info.value.key == "alerts[0].when" and text in str(info.value)

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.alerts.rules import check_columns
 from workbench.alerts.state import fingerprint
+from workbench.exceptions import SpecError, clip
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -56,6 +58,31 @@ def observe(df: DataFrame, rules: Sequence[AlertRule], job: str) -> list[Observa
             }
         out.append(Observation(rule.name, int(row["at"]), firing))
     return sorted(out, key=lambda o: (o.at, o.rule))
+
+
+def check(df: DataFrame, rules: Sequence[AlertRule]) -> None:
+    """The rules fit ``df``'s columns: names (:func:`~workbench.alerts.rules.check_columns`),
+    then each ``when`` analysed by Spark as a boolean; SpecError at ``alerts[i].when``."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    check_columns(rules, df.columns)
+    for index, rule in enumerate(rules):
+        if rule.kind != "metric":
+            continue
+        try:
+            kind = df.select(F.expr(rule.when or "")).schema.fields[0].dataType
+        except PySparkException as err:
+            from workbench.spark_errors import summary, text_of
+
+            raise SpecError(f"alerts[{index}].when", summary(text_of(err))) from None
+        if not isinstance(kind, BooleanType):
+            raise SpecError(
+                f"alerts[{index}].when",
+                f"'{clip(rule.when)}' is a {kind.simpleString()}, not a condition: compare it, "
+                "e.g. 'bookings > 300'.",
+            )
 
 
 def _points(df: DataFrame, rules: Sequence[AlertRule]) -> DataFrame:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from workbench.alerts.observe import observe
-from workbench.alerts.rules import AlertRule, check_columns
+from workbench.alerts.observe import check, observe
+from workbench.alerts.rules import AlertRule
 from workbench.alerts.state import Evaluator, Transition
 from workbench.exceptions import WorkbenchError, clip
 
@@ -99,7 +99,7 @@ class AlertTest:
 
 def evaluate(df: DataFrame, rules: Sequence[AlertRule], job: str) -> AlertTest:
     """Test-fire ``rules`` over the result rows ``df``."""
-    check_columns(rules, df.columns)
+    check(df, rules)
     metric = [r for r in rules if r.kind == "metric"]
     observations = observe(df, metric, job)
     transitions = Evaluator(metric, job).feed(observations)

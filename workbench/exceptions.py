@@ -55,7 +55,7 @@ class SpecError(WorkbenchError):
     """An invalid dagger spec; ``key`` is the dotted path of the offending key."""
 
     def __init__(self, key: str, message: str, source: str | None = None):
-        self.key, self.source = key, source
+        self.key, self.source, self.message = key, source, message
         origin = f"{source}: " if source else ""
         super().__init__(f"{origin}spec key '{key}': {message}")
 

@@ -301,7 +301,21 @@ def load(path: str | Path) -> DaggerSpec:
     """Read and validate the spec at ``path``; any problem is one :class:`SpecError`."""
     from workbench.yamlsafe import read_yaml
 
-    return parse(read_yaml(path, what="spec"), str(path))
+    data = read_yaml(path, what="spec")
+    try:
+        return parse(data, str(path))
+    except SpecError as err:
+        if not err.key.startswith(("alerts", "notifiers")):
+            raise
+        raise located(err, path) from None
+
+
+def located(err: SpecError, path: str | Path) -> SpecError:
+    """``err`` naming the line of ``path`` where its key's value starts."""
+    from workbench.yamlsafe import key_line
+
+    line = key_line(Path(path).read_text(encoding="utf-8"), err.key)
+    return SpecError(err.key, err.message, f"{path}, line {line}" if line else str(path))
 
 
 def _spec_error(err: ValidationError, source: str | None) -> SpecError:

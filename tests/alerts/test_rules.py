@@ -164,3 +164,13 @@ def test_annotations_fill_the_templates():
 def test_alerts_and_notifiers_do_not_change_the_state_layout():
     """Editing a rule keeps the checkpoint: spec_hash leaves alerts and notifiers out."""
     assert spec_hash(parsed()) == spec_hash(parsed(alerts=[HOT], notifiers=ONCALL))
+
+
+def test_a_spec_file_error_in_a_rule_names_its_line(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({**BASE, "alerts": [HOT, {**HOT, "name": "b", "when": "a >"}]},
+                                   sort_keys=False))  # fmt: skip
+    with pytest.raises(SpecError) as info:
+        spec.load(path)
+    line = path.read_text().splitlines().index("  when: a >") + 1
+    assert str(info.value).startswith(f"{path}, line {line}: spec key 'alerts[1].when'")

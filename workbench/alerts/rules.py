@@ -336,7 +336,7 @@ def check_notifiers(value: Any) -> dict[str, dict[str, Any]]:
 def _registry_check(name: str, item: dict[str, Any]) -> None:
     """Validate through the notifier registry once it exists (helper A2's branch)."""
     try:
-        from workbench.notify.registry import NOTIFIERS  # type: ignore[import-not-found]
+        from workbench.notify.registry import NOTIFIERS
     except ImportError:
         return
     from pydantic import ValidationError
@@ -344,7 +344,7 @@ def _registry_check(name: str, item: dict[str, Any]) -> None:
     from workbench.exceptions import UnknownNameError
 
     try:
-        NOTIFIERS.config_model(item["type"]).model_validate(item)
+        NOTIFIERS.config(item)
     except UnknownNameError as err:
         raise ValueError(f"notifier '{name}': {str(err).rstrip('.')}") from None
     except ValidationError as err:

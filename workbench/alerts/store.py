@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -30,10 +29,10 @@ from workbench.alerts.state import Evaluator, Transition
 from workbench.alerts.tables import AlertCursor, AlertEvent, AlertRow
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, each_job, now
+from workbench.jobs.rundir import RunDir
 from workbench.jobs.views import heartbeat, latest_run, live_run
 
 LOG = logging.getLogger(__name__)
-ALERTS_FILE = "alerts.jsonl"
 
 
 class AlertStore:
@@ -130,7 +129,7 @@ class AlertStore:
     ) -> list[dict[str, Any]]:
         """The lines of the run's ``alerts.jsonl`` after the rules' cursors, oldest first
         (the file is rewritten to its last lines as it grows: it is read from its end)."""
-        path = Path(run.run_dir) / ALERTS_FILE
+        path = RunDir(run.run_dir).alerts_file
         try:
             stat = os.stat(path)
         except FileNotFoundError:

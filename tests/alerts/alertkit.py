@@ -36,6 +36,12 @@ def alert_spec(name: str, description: str, rules: list[dict], hooks: dict[str, 
     return spec_yaml(name, description=description, alerts=rules, notifiers=notifiers)
 
 
+def submit(service: JobService, name: str, description: str, rules: list[dict], hooks: dict):
+    """Submit the job ``name`` (team pricing, as root) with ``rules`` and ``hooks``."""
+    spec = alert_spec(name, description, rules, hooks)
+    return service.submit(service.principal("root"), name=name, team="pricing", spec_yaml=spec)
+
+
 def make_alert_service(state: Path, database_url: str, **extra) -> JobService:
     state.mkdir(parents=True, exist_ok=True)
     teams = teams_file(state.parent)

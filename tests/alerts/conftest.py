@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs"))  # jobkit
 
 from alertkit import FAST, make_alert_service  # noqa: E402
-from jobkit import kill_runs  # noqa: E402
+from jobkit import shut  # noqa: E402
 
 
 @pytest.fixture
@@ -31,7 +31,4 @@ def alert_service(tmp_path, database_url):
         return service
 
     yield make
-    for service in made:
-        service.stop_supervisor()
-        kill_runs(service)
-        service.close()
+    shut(made)

@@ -5,20 +5,15 @@ from __future__ import annotations
 
 import time
 
-from alertkit import alert_spec, rule, statuses
+from alertkit import rule, statuses, submit
 from polling import wait_for
-
-
-def _submit(service, name: str, description: str, rules: list[dict], hooks: dict) -> dict:
-    spec = alert_spec(name, description, rules, hooks)
-    return service.submit(service.principal("root"), name=name, team="pricing", spec_yaml=spec)
 
 
 def test_the_alerts_of_one_rule_go_out_together(alert_service, http_receiver):
     hook = http_receiver.endpoint("dispatch-group")
     service = alert_service()
     rules = [rule(group_wait="1s")]
-    _submit(service, "hot-cells", "fire:3-5 cells:3", rules, {"hook": hook.url})
+    submit(service, "hot-cells", "fire:3-5 cells:3", rules, {"hook": hook.url})
     firing, resolved = hook.wait_for(2, timeout=30)
     time.sleep(1.5)
     assert len(hook.delivered()) == 2
@@ -32,8 +27,8 @@ def test_a_receiver_down_for_a_while_gets_everything_after(alert_service, http_r
     down, up = http_receiver.endpoint("dispatch-down"), http_receiver.endpoint("dispatch-up")
     down.fail(500, seconds=6)
     service = alert_service()
-    _submit(service, "hot-down", "fire:3-4", [rule(notify=("down",))], {"down": down.url})
-    _submit(service, "hot-up", "fire:3-4", [rule(notify=("up",))], {"up": up.url})
+    submit(service, "hot-down", "fire:3-4", [rule(notify=("down",))], {"down": down.url})
+    submit(service, "hot-up", "fire:3-4", [rule(notify=("up",))], {"up": up.url})
     root = service.principal("root")
     up.wait_for(2, timeout=30)  # the other receiver is not held up
     history = wait_for(lambda: len(service.alert_history(root, "hot-down")) == 2 or None, 30,
@@ -49,10 +44,10 @@ def test_a_slow_receiver_holds_up_only_itself(alert_service, http_receiver):
     slow.delay(4)
     service = alert_service()
     hooks = {"slow": slow.url, "fast": fast.url}
-    _submit(service, "hot-slow", "fire:3-1000", [rule(notify=("slow",))], hooks)
+    submit(service, "hot-slow", "fire:3-1000", [rule(notify=("slow",))], hooks)
     wait_for(lambda: slow.attempts() or None, 30, "the slow receiver to be called")
     started = time.monotonic()
-    _submit(service, "hot-fast", "fire:3-1000", [rule(notify=("fast",))], hooks)
+    submit(service, "hot-fast", "fire:3-1000", [rule(notify=("fast",))], hooks)
     fast.wait_for(1, timeout=30)
     assert time.monotonic() - started < 3.5  # while the slow one still answers
     assert statuses(slow.wait_for(1, timeout=30)) == ["firing"]
@@ -66,7 +61,7 @@ def test_a_silence_suppresses_then_expires(alert_service, http_receiver):
         bob, "hot", labels={"service_area_id": "7"}, duration="4s", comment="maintenance"
     )
     assert silence["team"] == "pricing" and silence["author"] == "bob"
-    job = _submit(service, "hot-silenced", "fire:2-1000", [rule()], {"hook": hook.url})
+    job = submit(service, "hot-silenced", "fire:2-1000", [rule()], {"hook": hook.url})
     root = service.principal("root")
     wait_for(lambda: service.get_job(root, job["id"])["alerts_firing"] == 1, 30, "firing")
     [alert] = service.list_alerts(bob, firing=True)
@@ -83,5 +78,5 @@ def test_a_silence_of_other_labels_does_not_apply(alert_service, http_receiver):
     service = alert_service()
     bob = service.principal("bob")
     service.silence(bob, "hot", labels={"service_area_id": "8"}, duration="1h", comment="x")
-    _submit(service, "hot-not-silenced", "fire:2-1000", [rule()], {"hook": hook.url})
+    submit(service, "hot-not-silenced", "fire:2-1000", [rule()], {"hook": hook.url})
     assert statuses(hook.wait_for(1, timeout=30)) == ["firing"]

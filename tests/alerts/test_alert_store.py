@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import time
 
-from alertkit import alert_spec, rule, statuses
+from alertkit import rule, statuses, submit
 from polling import wait_for
 from sqlalchemy import select
 
 from workbench.alerts.tables import AlertCursor, OutboxRow
-
-
-def _submit(service, name: str, description: str, rules: list[dict], hooks: dict) -> dict:
-    root = service.principal("root")
-    spec = alert_spec(name, description, rules, hooks)
-    return service.submit(root, name=name, team="pricing", spec_yaml=spec)
 
 
 def _batches(service, ref) -> int:
@@ -30,7 +24,7 @@ def _history(service, job: str) -> list[str]:
 def test_one_firing_and_one_resolved_notification_per_transition(alert_service, http_receiver):
     hook = http_receiver.endpoint("store-once")
     service = alert_service()
-    _submit(service, "hot-once", "fire:3-6", [rule()], {"hook": hook.url})
+    submit(service, "hot-once", "fire:3-6", [rule()], {"hook": hook.url})
     firing, resolved = hook.wait_for(2, timeout=30)
     time.sleep(1.5)  # batches go on: nothing more comes
     assert statuses(hook.delivered()) == ["firing", "resolved"]
@@ -47,7 +41,7 @@ def test_one_firing_and_one_resolved_notification_per_transition(alert_service, 
 def test_a_replayed_batch_and_a_new_supervisor_notify_nothing_twice(alert_service, http_receiver):
     hook = http_receiver.endpoint("store-replay")
     service = alert_service()
-    job = _submit(service, "hot-replay", "fire:3-1000 replay", [rule()], {"hook": hook.url})
+    job = submit(service, "hot-replay", "fire:3-1000 replay", [rule()], {"hook": hook.url})
     hook.wait_for(1, timeout=30)
     root = service.principal("root")
     service.restart(root, job["id"])  # the next run runs its predecessor's last batch again
@@ -69,9 +63,9 @@ def test_flapping_is_bounded_by_keep_firing_for(alert_service, http_receiver):
     steady, jumpy = http_receiver.endpoint("store-steady"), http_receiver.endpoint("store-jumpy")
     service = alert_service()
     rules = [rule("hot", ("steady",), keep_firing_for="3s")]
-    job = _submit(service, "hot-flap", "flap", rules, {"steady": steady.url})
+    job = submit(service, "hot-flap", "flap", rules, {"steady": steady.url})
     rules = [rule("hot", ("jumpy",))]
-    other = _submit(service, "hot-flap-0", "flap", rules, {"jumpy": jumpy.url})
+    other = submit(service, "hot-flap-0", "flap", rules, {"jumpy": jumpy.url})
     root = service.principal("root")
     for ref in (job["id"], other["id"]):
         wait_for(lambda r=ref: _batches(service, r) >= 12, 30, "batches")
@@ -83,7 +77,7 @@ def test_flapping_is_bounded_by_keep_firing_for(alert_service, http_receiver):
 
 def test_a_rule_without_receivers_and_an_unknown_receiver(alert_service, sqlite_url):
     service = alert_service()
-    job = _submit(service, "hot-nowhere", "fire:2-1000", [rule(notify=("missing",))], {})
+    job = submit(service, "hot-nowhere", "fire:2-1000", [rule(notify=("missing",))], {})
     root = service.principal("root")
     wait_for(lambda: service.get_job(root, job["id"])["alerts_firing"] == 1, 30, "firing")
 
@@ -99,7 +93,7 @@ def test_a_rule_without_receivers_and_an_unknown_receiver(alert_service, sqlite_
 def test_an_alert_of_a_removed_rule_is_resolved(alert_service, http_receiver):
     hook = http_receiver.endpoint("store-removed")
     service = alert_service()
-    job = _submit(service, "hot-removed", "fire:2-1000", [rule()], {"hook": hook.url})
+    job = submit(service, "hot-removed", "fire:2-1000", [rule()], {"hook": hook.url})
     root = service.principal("root")
     wait_for(lambda: service.get_job(root, job["id"])["alerts_firing"] == 1, 30, "firing")
     spec = service.versions(root, job["id"])[-1]["spec_yaml"]

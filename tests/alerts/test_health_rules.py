@@ -3,20 +3,15 @@ fire while the job is down): FAILED, no data, lagging; each resolves."""
 
 from __future__ import annotations
 
-from alertkit import alert_spec, rule, statuses
+from alertkit import alert_spec, rule, statuses, submit
 from polling import wait_for
-
-
-def _submit(service, name: str, description: str, rules: list[dict], hooks: dict) -> dict:
-    spec = alert_spec(name, description, rules, hooks)
-    return service.submit(service.principal("root"), name=name, team="pricing", spec_yaml=spec)
 
 
 def test_a_failed_job_fires_once_and_resolves_when_it_runs_again(alert_service, http_receiver):
     hook = http_receiver.endpoint("health-failed")
     service = alert_service()
     down = rule("down", health="status in (FAILED, BACKING_OFF)", **{"for": "0s"})
-    job = _submit(service, "failing", "crash-first:2", [down], {"hook": hook.url})
+    job = submit(service, "failing", "crash-first:2", [down], {"hook": hook.url})
     root = service.principal("root")
     wait_for(lambda: service.get_job(root, job["id"])["status"] == "FAILED", 30, "FAILED")
     [firing] = hook.wait_for(1, timeout=20)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from jobkit import kill_runs, make_config
+from jobkit import make_config, shut
 
 from workbench.jobs.service import JobService
 
@@ -20,7 +20,4 @@ def make_service(tmp_path, database_url):
         return service
 
     yield make
-    for service in made:
-        service.stop_supervisor()
-        kill_runs(service)
-        service.close()
+    shut(made)

@@ -77,6 +77,8 @@ def test_another_team_sees_nothing_and_may_do_nothing(alerting):
     assert refused.status_code == 403 and "may not silence" in refused.json()["error"]["message"]
     made = server.call("POST", "silences", "alice", body | {"comment": "mine"}).json()
     assert server.call("DELETE", f"silences/{made['id']}", "bob").status_code == 403
+    assert server.call("GET", f"silences/{made['id']}", "bob").status_code == 404
+    assert server.call("GET", f"silences/{made['id']}", "alice").json()["comment"] == "mine"
     assert server.call("GET", "silences", "bob").json()["silences"] == []
     ended = server.call("DELETE", f"silences/{made['id']}", "alice")
     assert ended.status_code == 200 and ended.json()["active"] is False

@@ -12,7 +12,9 @@ never ingestion (the supervisor's thread) nor the other receivers. A group is se
 
 Delivered rows are ``sent``. A failure (the receiver down, an error answer, an unknown
 notifier name) keeps the rows pending, due again after ``retry_s * 2^(attempts-1)``
-seconds (at most ``retry_max_s``), with the error in ``last_error``: nothing is dropped.
+seconds (at most ``retry_max_s``; a failure that cannot pass by itself, such as a 4xx
+answer or an unknown name, after ``retry_max_s``, so a fixed config is picked up), with
+the error in ``last_error``: nothing is dropped.
 
 Every ``REPEAT_EVERY_S`` it also re-notifies alerts still firing: after the rule's
 ``repeat_interval`` since the last delivery, or once a silence that muted them ended.
@@ -121,8 +123,9 @@ class Dispatcher:
         try:
             self._deliver(receiver, config, known, note)
         except Exception as err:
+            retryable = bool(getattr(err, "retryable", True))
             with self.db.session() as s:
-                delay = outbox.mark_failed(s, ids, str(err), self.config)
+                delay = outbox.mark_failed(s, ids, str(err), self.config, retryable)
             LOG.warning("notifying %s failed, again in %.0f s: %s", receiver, delay, err)
             return False
         with self.db.session() as s:
@@ -180,8 +183,9 @@ class Dispatcher:
             if job is None or rule is None:
                 continue
             labels = json.loads(row.labels_json or "{}")
-            muting = silences.active(s, job.team)
-            due = [r for r in rule.notify if self._repeat_due(s, row, r, rule, labels, muting)]
+            muted = silences.silenced(silences.active(s, job.team), row.rule,
+                                      {**labels, "job": job.name}) is not None  # fmt: skip
+            due = [r for r in rule.notify if self._repeat_due(s, row, r, rule, muted)]
             if due:
                 values = json.loads(row.last_value_json or "{}")
                 alert = outbox.make_alert(
@@ -190,22 +194,15 @@ class Dispatcher:
                 outbox.enqueue(s, job, rule, alert, link, due)
 
     @staticmethod
-    def _repeat_due(
-        s: Session, row: AlertRow, receiver: str, rule: Any, labels: dict, muting: list
-    ) -> bool:
+    def _repeat_due(s: Session, row: AlertRow, receiver: str, rule: Any, muted: bool) -> bool:
         last = outbox.last_firing(s, row.fingerprint, receiver)
         if last is None:
             return False  # a receiver added to the rule after the alert fired
         if last.status == SILENCED:
-            return silences.silenced(muting, row.rule, {**labels, "job": _job_name(s, row)}) is None
+            return not muted
         if last.status == SENT and last.sent_at is not None:
             return now() - last.sent_at >= timedelta(milliseconds=rule.repeat_interval_ms)
         return False
-
-
-def _job_name(s: Session, row: AlertRow) -> str:
-    job = s.get(Job, row.job_id)
-    return job.name if job else ""
 
 
 def _notification(payloads: list[dict[str, Any]]) -> Any:

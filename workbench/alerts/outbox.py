@@ -153,13 +153,17 @@ def mark_sent(s: Session, ids: Sequence[int]) -> None:
         row.status, row.sent_at, row.attempts = SENT, now(), row.attempts + 1
 
 
-def mark_failed(s: Session, ids: Sequence[int], error: str, config: ServiceConfig) -> float:
-    """Count a failed attempt on the rows; the seconds until they are due again."""
+def mark_failed(
+    s: Session, ids: Sequence[int], error: str, config: ServiceConfig, retryable: bool = True
+) -> float:
+    """Count a failed attempt on the rows; the seconds until they are due again (capped
+    exponential backoff; the cap at once when ``retryable`` is false)."""
     policy = config.alerting
     delay = policy.retry_max_s
     for row in _rows(s, ids):
         row.attempts += 1
-        delay = min(policy.retry_s * 2 ** (row.attempts - 1), policy.retry_max_s)
+        if retryable:
+            delay = min(policy.retry_s * 2 ** (row.attempts - 1), policy.retry_max_s)
         row.next_attempt_at = now() + timedelta(seconds=delay)
         row.last_error = error[:2000]
     return delay

@@ -77,6 +77,10 @@ class AlertQueries:
         with self.db.session() as s:
             return [silences.silence_view(x) for x in silences.listed(s, who, expired)]
 
+    def get_silence(self, who: authz.Principal, ref: int | str) -> dict:
+        with self.db.session() as s:
+            return silences.silence_view(silences.find(s, who, ref))
+
     def unsilence(self, who: authz.Principal, ref: int | str) -> dict:
         """End the silence ``ref`` now."""
         with self.db.session() as s:

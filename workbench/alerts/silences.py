@@ -89,9 +89,21 @@ def _matchers(labels: dict[str, str] | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()}
 
 
+def find(s: Session, who: authz.Principal, ref: int | str) -> Silence:
+    """The silence ``ref`` of one of the user's teams (else SilenceNotFoundError)."""
+    silence = _get(s, ref)
+    if silence is None or not authz.can_see(who, silence.team):
+        raise SilenceNotFoundError(ref)
+    return silence
+
+
+def _get(s: Session, ref: int | str) -> Silence | None:
+    return s.get(Silence, int(ref)) if str(ref).isdigit() and int(ref) < 2**63 else None
+
+
 def expire(s: Session, who: authz.Principal, ref: int | str) -> Silence:
     """End the silence ``ref`` now (it stays listed as expired)."""
-    silence = s.get(Silence, int(ref)) if str(ref).isdigit() and int(ref) < 2**63 else None
+    silence = _get(s, ref)
     if silence is None:
         raise SilenceNotFoundError(ref)
     authz.check_act(who, silence.team, f"end silence {ref}")

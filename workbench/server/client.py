@@ -129,6 +129,9 @@ class ServiceClient:
     def list_silences(self, expired: bool = False) -> list[dict]:
         return self._get("silences", params={"expired": 1} if expired else None)["silences"]
 
+    def get_silence(self, ref: int | str) -> dict:
+        return self._get(f"silences/{quote(str(ref), safe='')}")
+
     def unsilence(self, ref: int | str) -> dict:
         return self._request("DELETE", f"silences/{quote(str(ref), safe='')}").json()
 

@@ -270,6 +270,9 @@ class SilencesRoute(ApiHandler):
 
 
 class SilenceRoute(ApiHandler):
+    async def get(self, ref: str) -> None:
+        self.reply(await self.call("get_silence", ref))
+
     async def delete(self, ref: str) -> None:
         self.reply(await self.call("unsilence", ref))
 

@@ -168,8 +168,12 @@ class AlertStore:
     @staticmethod
     def retire(s: Session, job: Job, rules: JobRules) -> None:
         """Resolve the job's firing alerts whose rule its current version no longer has
-        (recorded in the history; no notification: the rule and its receivers are gone)."""
+        (recorded in the history; no notification: the rule and its receivers are gone),
+        and forget that rule's state (the rule added again starts afresh)."""
         names = {r.name for r in rules.rules}
+        for cursor in s.scalars(select(AlertCursor).where(AlertCursor.job_id == job.id)):
+            if cursor.rule not in names:
+                s.delete(cursor)
         query = select(AlertRow).where(AlertRow.job_id == job.id, AlertRow.status == "firing")
         for row in s.scalars(query):
             if row.rule not in names:

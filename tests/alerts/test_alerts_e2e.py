@@ -6,11 +6,12 @@ team's alert list and the job's history agree."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from geo_reference import surge_windows
 from polling import wait_for
 from service_process import Service  # tests/jobs, on the path by conftest.py
-from streaming import closed, new_topic, publish_events, surge_spec
+from streaming import START, closed, new_topic, publish_events, surge_spec
 
 from workbench.alerts.rules import AlertRule
 from workbench.alerts.state import Evaluator
@@ -74,6 +75,57 @@ def test_a_job_on_the_broker_notifies_each_transition_once(kafka_broker, http_re
         history = service.get("/jobs/busy-e2e/alerts?last=10000", "alice")["alerts"]
         assert sorted((e["fingerprint"], e["status"]) for e in history) == want
         assert service.get("/alerts", "bob")["alerts"] == []
+    finally:
+        service.stop_all()
+        service.stop()
+
+
+def test_health_rules_of_a_job_on_the_broker_fire_and_resolve(
+    kafka_broker, http_receiver, tmp_path
+):
+    """Lagging while a backlog is read 100 records a batch; no data once the producer
+    stops; each resolves (caught up; the producer publishing again)."""
+    hook = http_receiver.endpoint("e2e-health")
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "health-e2e")
+    publish_events(bootstrap, topic, 1200, rate_per_s=10)
+    rules = [
+        {"name": "lagging", "health": "offsets_behind_latest > 300", "group_wait": "0s",
+         "summary": "{value} records behind", "notify": ["oncall"]},
+        {"name": "quiet", "health": "no_data", "for": "3s", "group_wait": "0s",
+         "notify": ["oncall"]},
+    ]  # fmt: skip
+    spec = surge_spec(bootstrap, topic, tmp_path, [], alerts=rules,
+                      stream_options={"max_offsets_per_trigger": 100})  # fmt: skip
+    notifiers = {"pricing": {"oncall": {"type": "webhook", "url": hook.url}}}
+    config = {"notifiers": notifiers, "alerting": {"health_window_s": 4}}
+    service = Service(tmp_path / "state", tmp_path / "home", config=config).start()
+
+    def seen(rule: str) -> list[str]:
+        return [
+            a["status"]
+            for r in hook.delivered()
+            for a in r.json["alerts"]
+            if a["labels"]["alertname"] == rule
+        ]
+
+    try:
+        body = {"name": "health-e2e", "team": "pricing", "spec_yaml": spec.to_yaml()}
+        assert service.api("alice", "POST", "/jobs", body).status_code == 201
+        wait_for(lambda: seen("lagging") == ["firing", "resolved"], 240, "lagging, caught up")
+        firing = next(
+            r for r in hook.delivered() if r.json["groupLabels"]["alertname"] == "lagging"
+        )
+        behind = int(firing.json["alerts"][0]["annotations"]["summary"].split()[0])
+        assert behind > 300
+        quiet_before = len(seen("quiet"))  # the run's start may have been quiet for a while
+        wait_for(lambda: seen("quiet")[quiet_before:][:1] == ["firing"], 60, "no data")
+        later = START + timedelta(seconds=130)  # after the first 1200 events' two minutes
+        publish_events(bootstrap, topic, 50, seed=12, rate_per_s=10, start=later)
+        wait_for(lambda: seen("quiet")[-1:] == ["resolved"], 60, "data again")
+        assert seen("lagging") == ["firing", "resolved"]
+        history = service.get("/jobs/health-e2e/alerts", "alice")["alerts"]
+        assert [e["status"] for e in history if e["rule"] == "lagging"] == ["firing", "resolved"]
     finally:
         service.stop_all()
         service.stop()

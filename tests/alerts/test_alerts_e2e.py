@@ -6,6 +6,8 @@ team's alert list and the job's history agree."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from datetime import timedelta
 
 from geo_reference import surge_windows
@@ -126,6 +128,41 @@ def test_health_rules_of_a_job_on_the_broker_fire_and_resolve(
         assert seen("lagging") == ["firing", "resolved"]
         history = service.get("/jobs/health-e2e/alerts", "alice")["alerts"]
         assert [e["status"] for e in history if e["rule"] == "lagging"] == ["firing", "resolved"]
+    finally:
+        service.stop_all()
+        service.stop()
+
+
+def test_a_job_killed_until_it_fails_fires_and_resolves_when_it_runs(
+    kafka_broker, http_receiver, tmp_path
+):
+    """SIGKILL the job's run each time it comes up: FAILED after two failures (the test
+    service's policy), one firing notification; started again, it runs: resolved."""
+    hook = http_receiver.endpoint("e2e-failed")
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "failed-e2e")
+    publish_events(bootstrap, topic, 100, rate_per_s=10)
+    down = {"name": "down", "health": "status in (FAILED)", "group_wait": "0s",
+            "notify": ["oncall"]}  # fmt: skip
+    spec = surge_spec(bootstrap, topic, tmp_path, [], alerts=[down])
+    notifiers = {"pricing": {"oncall": {"type": "webhook", "url": hook.url}}}
+    service = Service(tmp_path / "state", tmp_path / "home", config={"notifiers": notifiers})
+    service.start()
+    try:
+        body = {"name": "failed-e2e", "team": "pricing", "spec_yaml": spec.to_yaml()}
+        job_id = service.api("alice", "POST", "/jobs", body).json()["id"]
+        for _ in range(2):
+            job = service.wait_for(job_id, lambda j: j["status"] == "RUNNING", 180, "running")
+            os.killpg(job["run"]["pid"], signal.SIGKILL)
+            service.wait_for(job_id, lambda j: j["status"] in ("BACKING_OFF", "FAILED"), 60,
+                             "the kill noticed")  # fmt: skip
+        service.wait_for(job_id, lambda j: j["status"] == "FAILED", 60, "FAILED")
+        [firing] = hook.wait_for(1, timeout=30)
+        assert firing.json["alerts"][0]["labels"]["alertname"] == "down"
+        assert service.api("alice", "POST", f"/jobs/{job_id}/start").status_code == 200
+        service.wait_for(job_id, lambda j: j["status"] == "RUNNING", 180, "running again")
+        got = hook.wait_for(2, timeout=30)
+        assert [r.json["status"] for r in got] == ["firing", "resolved"]
     finally:
         service.stop_all()
         service.stop()

@@ -33,6 +33,8 @@ from workbench.jobs.rundir import RunDir
 from workbench.jobs.views import heartbeat, latest_run, live_run
 
 LOG = logging.getLogger(__name__)
+#: a rule's state is written at least this often (seconds) while only its times move
+SAVE_EVERY_S = 30.0
 
 
 class AlertStore:
@@ -41,12 +43,14 @@ class AlertStore:
         self.health = health.HealthWatch(config.alerting.health_window_s)
         self._evaluators: dict[int, tuple[int, Evaluator]] = {}
         self._seen: dict[str, tuple[int, int]] = {}  # run id: (mtime_ns, size) ingested
+        self._saved: dict[tuple[str, str], tuple[str, float]] = {}  # (job, rule): (mark, when)
 
     def tick(self) -> None:
         """One pass over every job (one job's trouble never stops the others)."""
         for job_id in each_job(self.db, self.update, "alerts"):
             self._evaluators.pop(job_id, None)  # its state is the database's again
             self._seen.clear()
+            self._saved.clear()
 
     def update(self, s: Session, job: Job, at: float | None = None) -> list[Transition]:
         """Ingest and evaluate ``job``'s rules now (``at``, epoch s); the transitions."""
@@ -59,14 +63,14 @@ class AlertStore:
             return []
         cursors = self._cursors(s, job, rules)
         evaluator = self._evaluator(job, rules, cursors)
-        found: list[Transition] = []
+        fed, found = False, list[Transition]()
         run = latest_run(s, job.id)
         if rules.metric and run is not None:
-            found += self._ingest(run, rules, evaluator, cursors)
+            fed, found = self._ingest(run, rules, evaluator, cursors)
         if rules.health:
             found += self._health(s, job, rules, evaluator, time.time() if at is None else at)
         self.record(s, job, rules, found)
-        self._save(rules, evaluator, cursors)
+        self._save(rules, evaluator, cursors, fed)
         return found
 
     # -- the state machine, persisted ---------------------------------------------------
@@ -96,20 +100,33 @@ class AlertStore:
         self._evaluators[job.id] = (rules.version, evaluator)
         return evaluator
 
-    @staticmethod
-    def _save(rules: JobRules, ev: Evaluator, cursors: dict[str, AlertCursor]) -> None:
+    def _save(
+        self, rules: JobRules, ev: Evaluator, cursors: dict[str, AlertCursor], fed: bool
+    ) -> None:
+        """Persist each rule's state: a metric rule's when it was ``fed`` observations, a
+        health rule's when a status changed or every :data:`SAVE_EVERY_S` (its last point
+        moves every tick, not worth a write each time)."""
+        clock = time.monotonic()
         for rule in rules.rules:
-            states = {fp: st.to_dict() for fp, st in ev.states.items() if st.rule == rule.name}
+            states = {fp: st for fp, st in ev.states.items() if st.rule == rule.name}
+            key = (ev.job, rule.name)
+            mark = json.dumps(sorted((fp, st.status, st.active_since) for fp, st in states.items()))
+            saved = self._saved.get(key)
+            fresh = saved is not None and saved[0] == mark and clock - saved[1] < SAVE_EVERY_S
+            if fresh and not (fed and rule.kind == "metric"):
+                continue
             last = {rule.name: ev.last_at[rule.name]} if rule.name in ev.last_at else {}
-            text = json.dumps({"states": states, "last_at": last}, sort_keys=True)
-            cursor = cursors[rule.name]
-            if cursor.state_json != text:
-                cursor.state_json = text
+            data = {"states": {fp: st.to_dict() for fp, st in states.items()}, "last_at": last}
+            text = json.dumps(data, sort_keys=True, default=str)
+            if cursors[rule.name].state_json != text:
+                cursors[rule.name].state_json = text
+            self._saved[key] = (mark, clock)
 
     # -- metric rules: the job's observations ------------------------------------------
     def _ingest(
         self, run: Run, rules: JobRules, ev: Evaluator, cursors: dict[str, AlertCursor]
-    ) -> list[Transition]:
+    ) -> tuple[bool, list[Transition]]:
+        """Whether new lines were read, and the transitions they caused."""
         lines = self._new_lines(run, rules, cursors)
         names = [r.name for r in rules.metric]
         out: list[Transition] = []
@@ -122,7 +139,7 @@ class AlertStore:
                 out += ev.step(obs["rule"], int(obs["at"]), obs.get("firing") or {})
             for name in names:
                 cursors[name].checkpoint, cursors[name].batch_id = checkpoint, batch
-        return out
+        return bool(lines), out
 
     def _new_lines(
         self, run: Run, rules: JobRules, cursors: dict[str, AlertCursor]

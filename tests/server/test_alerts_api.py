@@ -99,6 +99,8 @@ def test_the_cli_lists_silences_and_shows_history(alerting):
     listed = json.loads(_cli(server, "alice", "list", "--json").stdout)
     assert [a["rule"] for a in listed] == ["hot"]
     assert json.loads(_cli(server, "bob", "list", "--json").stdout) == []
+    shown = workbench("jobs", "show", "hot-api", "--server", server.url, "--token", "alice-token")
+    assert "alerts firing:           1" in shown.stdout, shown.stdout
 
     done = _cli(server, "alice", "silence", "hot", "--labels", "service_area_id=7", "--for",
                 "2h", "--comment", "known: roadworks")  # fmt: skip

@@ -71,12 +71,13 @@ def expected_windows(events, rule: AlertRule, job: str) -> list[tuple]:
                 labels = {"tag_s2id": cell, "tag_vehicle_type": vehicle}
                 firing[fingerprint(job, rule.name, labels)] = {"labels": labels, "values": {}}
         transitions += evaluator.step(rule.name, end, firing)
-    test = AlertTest(job, [rule], transitions)
-    return [(w["labels"], w["firing_at"], w["resolved_at"]) for w in test.windows()]
+    return windows_of(AlertTest(job, [rule], transitions))
 
 
 def windows_of(test: AlertTest) -> list[tuple]:
-    return [(w["labels"], w["firing_at"], w["resolved_at"]) for w in test.windows()]
+    """(labels, firing at, resolved at) of each firing window, in time then label order."""
+    found = [(w["labels"], w["firing_at"], w["resolved_at"]) for w in test.windows()]
+    return sorted(found, key=lambda w: (w[1], sorted(w[0].items())))
 
 
 @pytest.fixture(scope="module")

@@ -349,7 +349,9 @@ def _registry_check(name: str, item: dict[str, Any]) -> None:
         raise ValueError(f"notifier '{name}': {str(err).rstrip('.')}") from None
     except ValidationError as err:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'type'}: {e['msg']}" for e in err.errors()
+            f"{'.'.join(str(p) for p in e['loc']) or 'type'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
+            for e in err.errors()
         )
         raise ValueError(f"notifier '{name}': {problems}") from None
 

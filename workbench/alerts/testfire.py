@@ -84,13 +84,18 @@ class AlertTest:
             text += f"; not test-fired (health rules, the job service's): {', '.join(self.skipped)}"
         return text
 
-    def __repr__(self) -> str:
+    def _shown(self) -> pd.DataFrame:
+        """:attr:`rows` with "-" for a window still firing at the last row."""
         rows = self.rows
+        return rows.assign(resolved_at=[t or "-" for t in rows["resolved_at"]])
+
+    def __repr__(self) -> str:
+        rows = self._shown()
         table = rows.to_string(index=False) if len(rows) else "(no alert fired)"
         return f"{self.summary()}\n{table}"
 
     def _repr_html_(self) -> str:
-        rows = self.rows
+        rows = self._shown()
         table = rows.to_html(index=False, border=0) if len(rows) else "<p>(no alert fired)</p>"
         return (
             f'<div class="dagger-alerts"><p><b>{html.escape(self.summary())}</b></p>{table}</div>'

@@ -83,3 +83,12 @@ def postgres_server():
 def postgres_url(postgres_server) -> str:
     """A fresh database on the session's PostgreSQL server."""
     return postgres_server.create_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path) -> str:
+    """The test's job service database: a SQLite file, then a fresh PostgreSQL database
+    (each test taking it runs on both)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'state' / 'workbench.db'}"
+    return request.getfixturevalue("postgres_url")

@@ -85,6 +85,30 @@ def test_validate_points_at_an_unknown_column():
     assert "Line 3, Col: 7." in proc.stderr and "status" in proc.stderr
 
 
+def test_validate_checks_alert_rules_against_the_result_columns(tmp_path):
+    import yaml
+
+    data = yaml.safe_load(SURGE.read_text())
+    hot = {"name": "hot-cell", "when": "bookings > 300", "group_by": ["tag_s2id"]}
+    data["alerts"] = [hot, {"name": "down", "health": "status in (FAILED, BACKING_OFF)"}]
+    path = tmp_path / "alerts.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    proc = workbench("validate", path)
+    assert proc.returncode == 0, proc.stderr
+    assert "alerts: hot-cell (metric), down (health)" in proc.stdout
+    data["alerts"][0]["when"] = "bookings > 300 AND unique_customer > 2"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    proc = workbench("validate", path)
+    line = next(
+        i for i, t in enumerate(path.read_text().splitlines(), 1) if "unique_customer " in t
+    )
+    assert proc.returncode == 1
+    assert f"{path}, line {line}: spec key 'alerts[0].when': Unknown column 'unique_customer'" in (
+        proc.stderr
+    )
+    assert "Did you mean unique_customers?" in proc.stderr and "Line 1, Col: 20." in proc.stderr
+
+
 def test_validate_unknown_message_names_the_key():
     proc = workbench("validate", str(FIXTURES / "specs" / "unknown-message.yaml"))
     assert proc.returncode == 1

@@ -63,8 +63,9 @@ def stream_identity(stream: StreamSpec) -> dict[str, Any]:
 
 def spec_hash(spec: DaggerSpec) -> str:
     """A hash of what shapes the streaming plan and its state layout: equal hashes may share
-    a checkpoint. Sinks, triggers, start offsets, parallelism, the description and the
-    watermark delay are left out (a restart with a new delay keeps the state)."""
+    a checkpoint. Sinks, triggers, start offsets, parallelism, the description, the
+    watermark delay (a restart with a new delay keeps the state), alert rules and notifiers
+    are left out."""
     shape = {
         "sql": spec.sql.strip(),
         "streams": [

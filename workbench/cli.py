@@ -309,10 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
     from workbench import cli_jobs
 
     cli_jobs.add_commands(sub)
-
     from workbench import cli_promote
 
     cli_promote.add_commands(sub)
+    from workbench import cli_alerts
+
+    cli_alerts.add_commands(sub)
     return parser
 
 

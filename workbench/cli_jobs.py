@@ -70,6 +70,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("failures", job.get("failures", 0)),
         ("checkpoint", job.get("checkpoint")),
         ("last error", job.get("last_error") or "-"),
+        ("alerts firing", job.get("alerts_firing", 0)),
     ]
     rows += [(f"  {k}", v) for k, v in (job.get("metrics") or {}).items()]
     for key, value in rows:

@@ -55,7 +55,7 @@ class SpecError(WorkbenchError):
     """An invalid dagger spec; ``key`` is the dotted path of the offending key."""
 
     def __init__(self, key: str, message: str, source: str | None = None):
-        self.key, self.source = key, source
+        self.key, self.source, self.message = key, source, message
         origin = f"{source}: " if source else ""
         super().__init__(f"{origin}spec key '{key}': {message}")
 
@@ -284,6 +284,19 @@ class JobConflictError(JobServiceError):
     status = 409
 
 
+class SilenceNotFoundError(JobServiceError):
+    """No silence with that id among the user's teams' silences."""
+
+    status = 404
+
+    def __init__(self, ref: object):
+        self.ref = ref
+        super().__init__(
+            f"No silence {clip(ref)} that you can see: `workbench alerts silences` lists "
+            "your teams' silences."
+        )
+
+
 class ServiceRequestError(WorkbenchError):
     """The job service refused a request with an error this client has no class for;
     ``status`` is the HTTP status, ``kind`` the server's error type."""
@@ -320,3 +333,28 @@ class ParityError(PromoteError):
     def __init__(self, message: str, only_preview: list[dict], only_replay: list[dict]):
         self.only_preview, self.only_replay = only_preview, only_replay
         super().__init__(message)
+
+
+class NotifyError(WorkbenchError):
+    """A notification a receiver did not accept: it could not be reached, or it answered
+    with an error. ``receiver`` is the notifier's name, ``kind`` its type, ``where`` its
+    target as configured (a URL without its query, or the secret reference standing for
+    it), ``problem`` what went wrong and what to check, ``status`` the receiver's HTTP (or
+    SMTP) status when it answered, ``answer`` what it said (clipped) and ``retryable``
+    whether sending it again later may succeed (no answer, a timeout, 429 or a 5xx).
+    :func:`workbench.notify.registry.deliver` masks every resolved secret in it."""
+
+    def __init__(
+        self,
+        receiver: str,
+        kind: str,
+        problem: str,
+        status: int | None = None,
+        answer: str = "",
+        retryable: bool = True,
+        where: str = "",
+    ):
+        self.receiver, self.kind, self.problem, self.where = receiver, kind, problem, where
+        self.status, self.answer, self.retryable = status, answer, retryable
+        at = f" at {where}" if where else ""
+        super().__init__(f"notifier '{receiver}' ({kind}{at}): {problem}")

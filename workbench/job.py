@@ -78,9 +78,12 @@ class StreamingJob:
         emit: Callable[[str], None] | None = print,
         min_rowtime: datetime | None = None,
         on_batch: Callable[[BatchReport], None] | None = None,
+        on_rows: Callable[[DataFrame, int], None] | None = None,
     ):
         self.spec = spec
         self.on_batch = on_batch  # each micro-batch's report, after the totals count it
+        #: each micro-batch's result rows (persisted) and batch id, after the writers
+        self.on_rows = on_rows
         #: rows of an earlier event time are dropped before the SQL (a version handoff,
         #: :mod:`workbench.jobs.handoff`)
         self.min_rowtime = min_rowtime
@@ -205,6 +208,8 @@ class StreamingJob:
                 letters = deadletters.observed(query, tables)
                 if letters:
                     self.totals.dead_letters += dead_writer.write(letters, batch_id)
+                if self.on_rows is not None:
+                    self.on_rows(batch, batch_id)
             finally:
                 batch.unpersist()
 

@@ -14,8 +14,10 @@ The :class:`Preview` it returns holds:
 * ``counts``: ``records`` sampled, ``decoded``, ``undecodable`` (what the job would send to
   its dead letters), ``late`` and ``rows``; ``by_table`` has the same per sample;
 * ``spark_sql`` (the translation), ``sql``, ``elapsed_s`` (planning to collected rows);
-* ``chart(metric)``: a per-window time series of one result column (matplotlib), and
-  ``_repr_html_()``: the results table with the counts, the Spark SQL and the offsets.
+* ``chart(metric)``: a per-window time series of one result column (matplotlib),
+  ``alerts()``: the spec's alert rules test-fired over the rows
+  (:mod:`workbench.alerts.testfire`), and ``_repr_html_()``: the results table with the
+  counts, the Spark SQL and the offsets.
 
 ``late`` counts the sample records the streaming job would drop as late: in arrival order
 (Kafka timestamp; records stamped alike arrived together), those whose last window had
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
+    from workbench.alerts.rules import AlertRule
+    from workbench.alerts.testfire import AlertTest
     from workbench.sampling import Sample
     from workbench.spec import DaggerSpec
 
@@ -72,6 +76,18 @@ class Preview:
     truncated: bool = False
     errors: list[str] = field(default_factory=list)  # a few decode errors
     spec: DaggerSpec | None = field(default=None, repr=False)
+    result: DataFrame | None = field(default=None, repr=False)  # the rows, as Spark plans them
+
+    def alerts(self, rules: Sequence[AlertRule | dict] | None = None) -> AlertTest:
+        """Test-fire the spec's alert rules (or ``rules``: ``alerts:`` entries) over this
+        preview's rows, window by window: which alerts would have fired and resolved when
+        (:mod:`workbench.alerts.testfire`)."""
+        from workbench.alerts.testfire import evaluate, rules_of
+
+        if self.result is None:
+            raise WorkbenchError("this preview kept no rows to test alerts on; run it again")
+        job = self.spec.name if self.spec is not None else "preview"
+        return evaluate(self.result, rules_of(self.spec, rules), job)
 
     def chart(self, metric: str, *, time: str | None = None, by: str | None = None, top: int = 8):
         """A per-window time series of ``metric``: summed per window, or one line per value
@@ -161,7 +177,7 @@ def preview(
         rows, counts, plan.translation.sql, time.perf_counter() - t0, sql, by,
         {t: chosen[t] for t in by}, delay_ms, emit, truncated,
         [e for d in decoded.values() for e in d.errors][:5],
-        _with_options(spec, chosen, delay_ms, emit),
+        _with_options(spec, chosen, delay_ms, emit), result,
     )  # fmt: skip
 
 

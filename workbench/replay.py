@@ -11,7 +11,8 @@ so a notebook preview can be checked against a read that shares none of its Kafk
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,6 +56,25 @@ def replay(
     Rows that cannot be read fail the run, unless ``rejects_path`` is given: then
     they are written there (file, line, error, raw) and the run goes on without them.
     """
+    from workbench.results import write_jsonl
+
+    plan, rejects = plan_recordings(
+        spark, tables, sql=sql, spec=spec, rowtime_field=rowtime_field, rejects_path=rejects_path
+    )
+    rows = write_jsonl(plan.result, out)
+    return ReplayResult(rows, Path(out), rejects, plan.translation.sql)
+
+
+def plan_recordings(
+    spark: SparkSession | None,
+    tables: Mapping[str, str],
+    *,
+    sql: str | None = None,
+    spec: DaggerSpec | None = None,
+    rowtime_field: str | None = None,
+    rejects_path: str | Path | None = None,
+) -> tuple[engine.Plan, list[dict]]:
+    """The replay's plan over recordings (see :func:`replay`) and the rejected rows."""
     if (sql is None) == (spec is None):
         raise ReplayInputError("give exactly one of sql or spec")
     check_tables(list(tables), sql, spec)
@@ -75,11 +95,7 @@ def replay(
         inputs.append(engine.Input(table, frame, events[table]))
         rejects += [{"table": table, **r} for r in recording.rejects + untimed]
     _handle_rejects(rejects, rejects_path)
-    plan = _plan(spark, inputs, sql, spec)
-    from workbench.results import write_jsonl
-
-    rows = write_jsonl(plan.result, out)
-    return ReplayResult(rows, Path(out), rejects, plan.translation.sql)
+    return _plan(spark, inputs, sql, spec), rejects
 
 
 def replay_samples(
@@ -94,33 +110,47 @@ def replay_samples(
 
     Records that do not decode are left out and counted, as the job's dead letters are.
     """
+    from workbench.results import write_jsonl
+
+    with sample_plan(spark, samples, sql=sql, spec=spec) as (plan, undecodable):
+        rows = write_jsonl(plan.result, out)
+    return ReplayResult(rows, Path(out), [], plan.translation.sql, undecodable)
+
+
+@contextmanager
+def sample_plan(
+    spark: SparkSession,
+    samples: Sequence[str | Path],
+    *,
+    sql: str | None = None,
+    spec: DaggerSpec | None = None,
+) -> Iterator[tuple[engine.Plan, int]]:
+    """The replay's plan over saved samples' offsets (see :func:`replay_samples`) and how
+    many records did not decode; the decoded records are cached while it is used."""
     from pyspark.sql import functions as F
 
-    from workbench.results import write_jsonl
     from workbench.sampling import Sample, registry_for
     from workbench.sources.kafka import decoded_records, decoded_rows
 
     if (sql is None) == (spec is None):
         raise ReplayInputError("give exactly one of sql or spec")
     inputs, counts, cached = [], [], []
-    for path in samples:
-        sample = Sample.load(path, read=False)
-        stream = spec.stream(sample.table) if spec else sample.stream
-        registry = registry_for([*(spec.schemas if spec else ()), *sample.schemas])
-        raw = spark.read.format("kafka").options(**sample.spark_options()).load()
-        records = decoded_records(spark, raw, stream, registry).persist()
-        cached.append(records)
-        counts.append(records.where(F.col("_decoded.error").isNotNull()).count())
-        inputs.append(
-            engine.Input(sample.table, decoded_rows(records), stream.event_timestamp_field)
-        )
-    plan = _plan(spark, inputs, sql, spec)
     try:
-        rows = write_jsonl(plan.result, out)
+        for path in samples:
+            sample = Sample.load(path, read=False)
+            stream = spec.stream(sample.table) if spec else sample.stream
+            registry = registry_for([*(spec.schemas if spec else ()), *sample.schemas])
+            raw = spark.read.format("kafka").options(**sample.spark_options()).load()
+            records = decoded_records(spark, raw, stream, registry).persist()
+            cached.append(records)
+            counts.append(records.where(F.col("_decoded.error").isNotNull()).count())
+            inputs.append(
+                engine.Input(sample.table, decoded_rows(records), stream.event_timestamp_field)
+            )
+        yield _plan(spark, inputs, sql, spec), sum(counts)
     finally:
         for frame in cached:
             frame.unpersist()
-    return ReplayResult(rows, Path(out), [], plan.translation.sql, sum(counts))
 
 
 def _plan(

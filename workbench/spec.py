@@ -16,6 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from workbench.alerts.rules import AlertRule, check_notifiers
 from workbench.durations import to_millis
 from workbench.exceptions import SpecError, UnknownNameError, clip
 from workbench.sinks.registry import SINKS, SinkConfig
@@ -150,6 +151,10 @@ class DaggerSpec(_Model):
         default_factory=list, description="extra .proto folders, descriptor-set files or URLs"
     )
     spark_conf: dict[str, str] = Field(default_factory=dict)
+    alerts: list[AlertRule] = Field(default_factory=list, description="alert rules")
+    notifiers: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="named notifiers the alerts' notify lists use"
+    )
 
     @field_validator("name")
     @classmethod
@@ -184,6 +189,19 @@ class DaggerSpec(_Model):
         if not isinstance(value, list):
             raise ValueError("expected a list of sinks, each with a 'type'")
         return [_sink(item, i) for i, item in enumerate(value)]
+
+    @field_validator("notifiers", mode="before")
+    @classmethod
+    def _notifiers(cls, value: Any) -> dict[str, dict[str, Any]]:
+        return check_notifiers(value)
+
+    @model_validator(mode="after")
+    def _distinct_alerts(self) -> DaggerSpec:
+        names = [a.name for a in self.alerts]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"alert names must differ within a spec, '{twice[0]}' is repeated")
+        return self
 
     @model_validator(mode="after")
     def _distinct_tables(self) -> DaggerSpec:
@@ -283,7 +301,21 @@ def load(path: str | Path) -> DaggerSpec:
     """Read and validate the spec at ``path``; any problem is one :class:`SpecError`."""
     from workbench.yamlsafe import read_yaml
 
-    return parse(read_yaml(path, what="spec"), str(path))
+    data = read_yaml(path, what="spec")
+    try:
+        return parse(data, str(path))
+    except SpecError as err:
+        if not err.key.startswith(("alerts", "notifiers")):
+            raise
+        raise located(err, path) from None
+
+
+def located(err: SpecError, path: str | Path) -> SpecError:
+    """``err`` naming the line of ``path`` where its key's value starts."""
+    from workbench.yamlsafe import key_line
+
+    line = key_line(Path(path).read_text(encoding="utf-8"), err.key)
+    return SpecError(err.key, err.message, f"{path}, line {line}" if line else str(path))
 
 
 def _spec_error(err: ValidationError, source: str | None) -> SpecError:
@@ -331,7 +363,9 @@ def _explain(error: Any, loc: list, model: type[BaseModel] | None) -> str:
     if kind == "missing":
         return "required key is missing."
     msg = msg.removeprefix("Value error, ")
-    return f"{msg} (got {clip(repr(error['input']))})." if kind != "value_error" else f"{msg}."
+    if kind != "value_error":
+        return f"{msg} (got {clip(repr(error['input']))})."
+    return msg if msg.endswith(".") or "\n" in msg else f"{msg}."
 
 
 def _known_keys(model: type[BaseModel] | None, loc: list) -> list[str]:
@@ -352,4 +386,4 @@ def _known_keys(model: type[BaseModel] | None, loc: list) -> list[str]:
             model = next(
                 (a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None
             )
-    return sorted(model.model_fields) if model else []
+    return sorted(f.alias or n for n, f in model.model_fields.items()) if model else []

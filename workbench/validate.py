@@ -3,7 +3,9 @@
 The spec's keys, its messages and event-time fields, and its SQL: parsed, translated,
 and planned and started as the job streams it, over empty inputs with the job's exact
 row schemas (:mod:`workbench.dry_run`); then each sink checks it can take the query's
-columns (:meth:`~workbench.sinks.registry.SinkConfig.check`).
+columns (:meth:`~workbench.sinks.registry.SinkConfig.check`), and the alert rules'
+``when``, ``group_by``, ``time`` and templates name result columns, each ``when`` a
+boolean (:func:`workbench.alerts.observe.check`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench import dry_run, streams
+from workbench.alerts import observe as alerts
 from workbench.exceptions import SinkError, SpecError
-from workbench.spec import DaggerSpec, load
+from workbench.spec import DaggerSpec, load, located
 from workbench.sql import enums, translate
 
 
@@ -37,6 +40,9 @@ class ValidationReport:
             "  output columns: "
             + ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in self.output.fields)
         )
+        if self.spec.alerts:
+            rules = ", ".join(f"{a.name} ({a.kind})" for a in self.spec.alerts)
+            lines.append(f"  alerts: {rules}")
         sinks = ", ".join(s.type for s in self.spec.sinks) or "(none)"
         lines.append(
             f"  sinks: {sinks}; emit: {self.spec.emit}; "
@@ -65,8 +71,15 @@ def check(spec: DaggerSpec) -> ValidationReport:
             sink.check(schema)
         except SinkError as err:
             raise SpecError(f"sinks[{index}]", str(err)) from None
+    alerts.check(plan.result, spec.alerts)
     return ValidationReport(spec, resolved, plan.translation.sql, schema)
 
 
 def validate(path: str | Path) -> ValidationReport:
-    return check(load(path))
+    spec = load(path)
+    try:
+        return check(spec)
+    except SpecError as err:  # alert rules' columns are checked only now
+        if not err.key.startswith("alerts"):
+            raise
+        raise located(err, path) from None

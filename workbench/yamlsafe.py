@@ -96,3 +96,27 @@ def expanded_size(data: Any) -> int:
         return total
 
     return size(data)
+
+
+def key_line(text: str, key: str) -> int | None:
+    """The 1-based line in YAML ``text`` where the value of a spec key path such as
+    ``alerts[0].when`` starts (None when the text does not hold it)."""
+    import re
+
+    try:
+        node = yaml.compose(text, Loader=_CountingLoader)
+    except (yaml.YAMLError, _TooLarge):
+        return None
+    for part in re.findall(r"[^.\[\]]+", key):
+        node = _child(node, part)
+    return None if node is None else node.start_mark.line + 1
+
+
+def _child(node: Any, part: str) -> Any:
+    if node is None:
+        return None
+    if isinstance(node, yaml.SequenceNode) and part.isdigit():
+        return node.value[int(part)] if int(part) < len(node.value) else None
+    if isinstance(node, yaml.MappingNode):
+        return next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+    return None

@@ -1,18 +1,12 @@
-"""Fixtures of the job service's tests: every database test runs on SQLite and PostgreSQL."""
+"""Fixtures of the job service's tests: every database test runs on SQLite and PostgreSQL
+(``database_url``, from ``tests/services_postgres.py``)."""
 
 from __future__ import annotations
 
 import pytest
-from jobkit import kill_runs, make_config
+from jobkit import make_config, shut
 
 from workbench.jobs.service import JobService
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'state' / 'workbench.db'}"
-    return request.getfixturevalue("postgres_url")
 
 
 @pytest.fixture
@@ -26,7 +20,4 @@ def make_service(tmp_path, database_url):
         return service
 
     yield make
-    for service in made:
-        service.stop_supervisor()
-        kill_runs(service)
-        service.close()
+    shut(made)

@@ -55,6 +55,14 @@ def make_config(
     return ServiceConfig(state_dir=state, database_url=database_url, teams_file=teams, **extra)
 
 
+def shut(services: list[JobService]) -> None:
+    """Stop each service's supervisor, kill what its runs left and close it."""
+    for service in services:
+        service.stop_supervisor()
+        kill_runs(service)
+        service.close()
+
+
 def kill_runs(service: JobService) -> None:
     """SIGKILL every process group a run of ``service`` may have left."""
     from sqlalchemy import select

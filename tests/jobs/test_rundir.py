@@ -1,9 +1,9 @@
 """The run folder both sides use: run.json round trip, atomic heartbeat, progress kept to
-its last 200 lines, STOP and exit.json."""
+its last 200 lines, alert observations read after a batch id, STOP and exit.json."""
 
 from __future__ import annotations
 
-from workbench.jobs.rundir import PROGRESS_KEPT, RunConfig, RunDir
+from workbench.jobs.rundir import ALERTS_KEPT, PROGRESS_KEPT, RunConfig, RunDir
 
 
 def test_both_sides_of_the_run_folder(tmp_path):
@@ -28,3 +28,25 @@ def test_both_sides_of_the_run_folder(tmp_path):
     end = run.write_exit(0, "stopped")
     assert run.read_exit() == end and end["error"] is None
     assert not list(run.path.glob(".*tmp"))  # atomic writes leave nothing beside
+
+
+def test_alert_lines_are_read_after_a_batch_id(tmp_path):
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    assert run.read_alerts_after() == []
+    for batch in range(3):
+        run.append_alerts({"batch_id": batch, "checkpoint": "c", "time": 1.0, "observations": []})
+    with run.alerts_file.open("a") as out:
+        out.write('{"batch_id": 3, "checkp')  # a line being written is skipped
+    assert [r["batch_id"] for r in run.read_alerts_after()] == [0, 1, 2]
+    assert [r["batch_id"] for r in run.read_alerts_after(1)] == [2]
+
+
+def test_alert_lines_are_cut_to_the_last_ones_kept(tmp_path):
+    run = RunDir(tmp_path)
+    for batch in range(2 * ALERTS_KEPT + 10):
+        run.append_alerts({"batch_id": batch, "observations": []})
+    lines = run.read_alerts_after()
+    assert ALERTS_KEPT <= len(lines) < 2 * ALERTS_KEPT
+    assert lines[-1]["batch_id"] == 2 * ALERTS_KEPT + 9
+    assert [r["batch_id"] for r in lines] == sorted(r["batch_id"] for r in lines)

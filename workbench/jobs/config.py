@@ -7,6 +7,9 @@
     tokens: {TOKEN: user}           # or tokens_file: tokens.yaml
     clusters: {local: {master: "local[2]", jobs_per_app: 1}}
     policy: {max_failures: 5, backoff_s: 2, ...}
+    notifiers: {pricing: {pricing-oncall: {type: webhook, url: "http://..."}}}  # per team
+    alerting: {retry_s: 5, retry_max_s: 300, health_window_s: 60, ...}
+    external_url: https://workbench.example.com/   # links in notifications
 
 The state folder defaults to ``$WORKBENCH_HOME/service``.
 """
@@ -17,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from workbench.exceptions import SpecError
 
@@ -56,6 +59,20 @@ class Cluster(_Model):
         return self.jobs_per_app > 1
 
 
+class Alerting(_Model):
+    """How the supervising process evaluates health rules and delivers notifications."""
+
+    #: a failed delivery is retried after retry_s * 2^(attempts-1) s, at most retry_max_s
+    retry_s: float = Field(default=5.0, gt=0)
+    retry_max_s: float = Field(default=300.0, gt=0)
+    #: the dispatcher looks for due notifications this often
+    dispatch_s: float = Field(default=0.5, gt=0)
+    #: seconds one delivery may take before it counts as failed
+    timeout_s: float = Field(default=10.0, gt=0)
+    #: the window over which no_data, no_sink_write and the ratios are measured
+    health_window_s: float = Field(default=60.0, gt=0)
+
+
 def _default_clusters() -> dict[str, Cluster]:
     return {"local": Cluster()}
 
@@ -68,6 +85,11 @@ class ServiceConfig(_Model):
     tokens_file: Path | None = None
     clusters: dict[str, Cluster] = Field(default_factory=_default_clusters)
     policy: Policy = Field(default_factory=Policy)
+    #: team-wide notifiers: {team: {name: notifier config}}; a spec's own come first
+    notifiers: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    alerting: Alerting = Field(default_factory=Alerting)
+    #: the service's address in notification links (default: where it listens)
+    external_url: str = ""
     heartbeat_s: float = Field(default=2.0, gt=0)
     # Internal: the supervisor's tick and the command that runs one job (the run folder is
     # appended); tests swap in a stand-in job program.
@@ -78,6 +100,15 @@ class ServiceConfig(_Model):
     host_command: list[str] = Field(
         default_factory=lambda: [sys.executable, "-m", "workbench.jobs.host"]
     )
+
+    @field_validator("notifiers", mode="before")
+    @classmethod
+    def _team_notifiers(cls, value: Any) -> dict[str, dict[str, dict[str, Any]]]:
+        from workbench.alerts.rules import check_notifiers
+
+        if not isinstance(value, dict):
+            raise ValueError("expected {team: {notifier name: {type: ..., ...}}}")
+        return {str(team): check_notifiers(named or {}) for team, named in value.items()}
 
     def model_post_init(self, _context: Any) -> None:
         self.state_dir = self.state_dir.resolve()

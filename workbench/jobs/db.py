@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import fcntl
 import json
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,11 +27,13 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    select,
     text,
 )
 from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
+LOG = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_MS = 30_000
 MIGRATION_KEY = 0x5747_4A42  # pg_advisory_xact_lock key while migrating
@@ -149,6 +152,25 @@ class Database:
 def add_event(session: Session, job_id: int, actor: str, action: str, **detail: Any) -> None:
     """Record that ``actor`` did ``action`` on the job (``detail``: JSON-able facts)."""
     session.add(Event(job_id=job_id, actor=actor, action=action, detail_json=json.dumps(detail)))
+
+
+def each_job(db: Database, visit: Callable[[Session, Job], Any], what: str) -> list[int]:
+    """``visit(session, job)`` for every job, each in a session of its own; one job's
+    trouble never stops the others: it is logged (``what`` names the pass) and its id
+    returned."""
+    with db.session() as s:
+        job_ids = list(s.scalars(select(Job.id).order_by(Job.id)))
+    failed = []
+    for job_id in job_ids:
+        try:
+            with db.session() as s:
+                job = s.get(Job, job_id)
+                if job is not None:
+                    visit(s, job)
+        except Exception:
+            LOG.exception("%s: job %s", what, job_id)
+            failed.append(job_id)
+    return failed
 
 
 def make_engine(url: str) -> Engine:

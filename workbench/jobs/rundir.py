@@ -10,6 +10,9 @@
 - ``heartbeat.json`` [runner, atomically every heartbeat_s and after each batch]:
   pid, time, state (STARTING, RUNNING, STOPPING), started_at, metrics;
 - ``progress.jsonl`` [runner]: one JSON object per micro-batch, the last 200 kept;
+- ``alerts.jsonl`` [runner, when the spec has metric alert rules]: one line per
+  micro-batch, ``{batch_id, checkpoint, time, observations}`` (:mod:`workbench.alerts.observe`;
+  ``error`` instead when the rules could not be evaluated), at least the last 1000 kept;
 - ``STOP`` [supervisor]: stop after the current micro-batch;
 - ``KILL`` [supervisor, runs of a shared application only]: stop now, not after the
   micro-batch (a run process gets SIGTERM and SIGKILL instead);
@@ -38,6 +41,8 @@ STOP = "STOP"
 KILL = "KILL"
 EXIT = "exit.json"
 PROGRESS_KEPT = 200
+ALERTS = "alerts.jsonl"
+ALERTS_KEPT = 1000
 STATES = ("STARTING", "RUNNING", "STOPPING")
 
 # runner exit codes
@@ -91,6 +96,7 @@ class RunDir:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._alert_lines = 0  # appended since the alerts file was last cut
 
     def __repr__(self) -> str:
         return f"RunDir({str(self.path)!r})"
@@ -115,6 +121,10 @@ class RunDir:
     @property
     def progress_file(self) -> Path:
         return self.path / PROGRESS
+
+    @property
+    def alerts_file(self) -> Path:
+        return self.path / ALERTS
 
     @property
     def stop_file(self) -> Path:
@@ -145,19 +155,14 @@ class RunDir:
     def read_exit(self) -> dict[str, Any] | None:
         return read_json(self.exit_file)
 
+    def read_alerts_after(self, offset: int = -1) -> list[dict[str, Any]]:
+        """The ``alerts.jsonl`` lines whose ``batch_id`` is above ``offset`` (a batch id, as
+        the reader's cursor keeps it; -1: every line kept), oldest first."""
+        return [r for r in _read_lines(self.alerts_file) if int(r.get("batch_id", -1)) > offset]
+
     def tail_progress(self, n: int = 20) -> list[dict[str, Any]]:
         """The last ``n`` progress records, oldest first."""
-        try:
-            lines = self.progress_file.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in lines[-n:] if n > 0 else []:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-        return out
+        return _read_lines(self.progress_file)[-n:] if n > 0 else []
 
     # --- runner side ---
     def read_run_config(self) -> RunConfig:
@@ -186,14 +191,17 @@ class RunDir:
 
     def append_progress(self, record: dict[str, Any]) -> None:
         """Add one micro-batch's record; the file keeps the last :data:`PROGRESS_KEPT`."""
-        try:
-            lines = self.progress_file.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            lines = []
-        lines = [*lines, json.dumps(record, default=str)][-PROGRESS_KEPT:]
-        tmp = self.progress_file.with_name(f".{PROGRESS}.tmp")
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        os.replace(tmp, self.progress_file)
+        _append_line(self.progress_file, record, PROGRESS_KEPT)
+
+    def append_alerts(self, record: dict[str, Any]) -> None:
+        """Add one micro-batch's observations: appended (lines can be long), the file cut
+        to its last :data:`ALERTS_KEPT` lines each time as many more were written."""
+        with self.alerts_file.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record, default=str) + "\n")
+        self._alert_lines += 1
+        if self._alert_lines >= ALERTS_KEPT:
+            _append_line(self.alerts_file, None, ALERTS_KEPT)
+            self._alert_lines = 0
 
     def stop_requested(self) -> bool:
         return self.stop_file.exists()
@@ -205,3 +213,32 @@ class RunDir:
         record = {"code": code, "reason": reason, "error": error, "time": time.time()}
         write_json(self.exit_file, record)
         return record
+
+
+def _append_line(path: Path, record: dict[str, Any] | None, kept: int) -> None:
+    """``record`` (None: nothing) as the last line of a JSON Lines file keeping its last
+    ``kept`` lines, replaced atomically."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    added = [] if record is None else [json.dumps(record, default=str)]
+    lines = [*lines, *added][-kept:]
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file (none when it is missing; bad lines skipped)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out

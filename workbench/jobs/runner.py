@@ -15,7 +15,8 @@ its own process group. The runner:
    with ``spec.spark_conf``, the JVM's output into the run's ``log``;
 5. writes ``heartbeat.json`` every ``heartbeat_s`` and after each micro-batch (state
    STARTING, RUNNING, STOPPING, with :mod:`~workbench.jobs.metrics`) and one
-   ``progress.jsonl`` line per micro-batch;
+   ``progress.jsonl`` line per micro-batch; with metric alert rules in the spec, one
+   ``alerts.jsonl`` line per micro-batch too (:meth:`Runner.on_rows`);
 6. stops after the current micro-batch when ``STOP`` appears or on SIGTERM/SIGINT, and
    writes ``exit.json``: code 0 (stopped) or 1 (failed, with the error in one paragraph,
    as ``workbench run`` prints it; the trace goes to the log).
@@ -43,8 +44,9 @@ from workbench.jobs.lease import Lease
 from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
+    from workbench.alerts.rules import AlertRule
     from workbench.job import StreamingJob
     from workbench.progress import BatchReport
     from workbench.spec import DaggerSpec
@@ -125,6 +127,7 @@ class Runner:
         self._done = threading.Event()
         self._beater: threading.Thread | None = None
         self._stopped = False
+        self._alerting: tuple[RunConfig, list[AlertRule]] | None = None
 
     # --- output ---
     def say(self, line: str) -> None:
@@ -157,6 +160,27 @@ class Runner:
         with self._lock:
             self.dir.append_progress(metrics.record(report, now))
         self.beat()
+
+    def on_rows(self, batch: DataFrame, batch_id: int) -> None:
+        """One ``alerts.jsonl`` line: the metric rules' observations of the batch's rows
+        (fingerprints of the service's job name). Rules that fail to evaluate write the
+        error instead; the job goes on."""
+        from workbench.alerts.observe import observe
+
+        assert self._alerting is not None
+        config, rules = self._alerting
+        line: dict[str, Any] = {"batch_id": batch_id, "checkpoint": config.checkpoint}
+        try:
+            found = [o.to_dict() for o in observe(batch, rules, config.job)]
+            line.update(time=time.time(), observations=found)
+        except Exception as err:  # noqa: BLE001 - alerts must not stop the job
+            from workbench.spark_errors import summary, text_of
+
+            error = self.mask(summary(text_of(err)))
+            line.update(time=time.time(), observations=[], error=error)
+            self.say(f"alert rules not evaluated for batch {batch_id}: {error}")
+        with self._lock:
+            self.dir.append_alerts(line)
 
     # --- the run ---
     def stop_soon(self) -> None:
@@ -221,6 +245,8 @@ class Runner:
         from workbench.job import StreamingJob
 
         spark = self._session(spec, config)
+        rules = [a for a in spec.alerts if a.kind == "metric"]
+        self._alerting = (config, rules) if rules else None
         self.job = StreamingJob(
             spec,
             spark,
@@ -228,6 +254,7 @@ class Runner:
             emit=self.say,
             min_rowtime=floor,
             on_batch=self.on_batch,
+            on_rows=self.on_rows if rules else None,
         )
         self.say(
             f"run {config.run_id}: starting dagger '{spec.name}' v{config.version}, checkpoint "

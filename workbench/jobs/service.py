@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from workbench.alerts.queries import AlertQueries
 from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
 from workbench.jobs import authz, versioning
 from workbench.jobs.config import ServiceConfig
@@ -31,7 +32,7 @@ from workbench.jobs.views import event_view, job_view, latest_run, version_view
 RUNNING, STOPPED = "running", "stopped"
 
 
-class JobService:
+class JobService(AlertQueries):
     def __init__(self, config: ServiceConfig):
         self.config = config
         self.db = open_database(config.database_url)

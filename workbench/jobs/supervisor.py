@@ -21,6 +21,10 @@ of its team instead of a process of its own (:mod:`workbench.jobs.hosting`): the
 states and run folder; its stop escalates to ``KILL`` (stop now) instead of signals, and
 a hung one is killed with its application.
 
+After the jobs, each tick ingests their alert observations and evaluates their health
+rules (:mod:`workbench.alerts.alerting`); the supervising process also runs the thread
+delivering notifications.
+
 Runs are separate sessions that outlive the service; a supervisor starting again finds
 live runs by pid and run folder and re-attaches. One supervisor per state folder
 (``flock`` on ``$STATE/supervisor.lock``); other service processes serve the API and
@@ -42,9 +46,10 @@ from typing import IO, Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench.alerts.alerting import Alerting
 from workbench.jobs import procs, versioning
 from workbench.jobs.config import ServiceConfig
-from workbench.jobs.db import Database, Job, Run, add_event, now
+from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
 from workbench.jobs.hosting import Hosts, run_alive
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
@@ -68,6 +73,7 @@ class Supervisor:
         self.config, self.db, self.policy = config, db, config.policy
         self.runs_dir = config.state_dir / "runs"
         self.hosts = Hosts(config.state_dir / "hosts", config.host_command, self._env())
+        self.alerting = Alerting(config, db)
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None
@@ -93,6 +99,7 @@ class Supervisor:
             return False
         self.hosts.find()
         self.reattach()
+        self.alerting.start()
         return True
 
     def acquire(self) -> bool:
@@ -115,6 +122,7 @@ class Supervisor:
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
+        self.alerting.stop()
         if self._lock is not None:
             self._lock.close()
             self._lock = None
@@ -135,20 +143,15 @@ class Supervisor:
 
     def tick(self) -> None:
         """One pass over every job."""
-        with self.db.session() as s:
-            job_ids = list(s.scalars(select(Job.id).order_by(Job.id)))
-        for job_id in job_ids:
-            try:
-                with self.db.session() as s:
-                    job = s.get(Job, job_id)
-                    if job is not None:
-                        self.reconcile(s, job)
-            except Exception:  # one job's trouble must not stop the others
-                LOG.exception("supervising job %s", job_id)
+        each_job(self.db, self.reconcile, "supervising")
         try:
             self.hosts.tend(self._host_load())
         except Exception:
             LOG.exception("tending the shared applications")
+        try:
+            self.alerting.tick()
+        except Exception:
+            LOG.exception("evaluating alerts")
 
     def _host_load(self, s: Session | None = None) -> dict[str, int]:
         """Live runs per shared application's folder."""

@@ -1,6 +1,7 @@
 """What the job service answers with: job, version and event rows as JSON-able dicts.
 
-A job's ``metrics`` come from its live run's ``heartbeat.json`` (the run folder contract).
+A job's ``metrics`` come from its live run's ``heartbeat.json`` (the run folder contract);
+``alerts_firing`` counts its alerts firing now (:mod:`workbench.alerts`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench.alerts.tables import AlertRow
 from workbench.jobs.db import Event, Job, Run, Version
 from workbench.jobs.metrics import KEYS
 from workbench.jobs.rundir import RunDir
@@ -48,6 +50,12 @@ def last_error(session: Session, job_id: int) -> str | None:
     return json.loads(event.detail_json).get("error") if event else None
 
 
+def firing_count(session: Session, job_id: int) -> int:
+    """How many of the job's alerts fire now."""
+    query = select(func.count()).where(AlertRow.job_id == job_id, AlertRow.status == "firing")
+    return int(session.scalar(query) or 0)
+
+
 def job_view(session: Session, job: Job) -> dict[str, Any]:
     run = live_run(session, job.id)
     return {
@@ -67,6 +75,7 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
         "run": run_view(run) if run else None,
         "metrics": metrics(heartbeat(run)),
         "last_error": last_error(session, job.id),
+        "alerts_firing": firing_count(session, job.id),
     }
 
 

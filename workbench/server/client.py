@@ -102,6 +102,39 @@ class ServiceClient:
     def me(self) -> dict:
         return self._get("me")
 
+    # -- alerts -----------------------------------------------------------------------
+    def list_alerts(self, team: str | None = None, firing: bool = False) -> list[dict]:
+        params: dict[str, Any] = {"firing": 1} if firing else {}
+        if team:
+            params["team"] = team
+        return self._get("alerts", params=params)["alerts"]
+
+    def alert_history(self, ref: int | str, last: int = 100) -> list[dict]:
+        return self._get(_job(ref, "alerts"), params={"last": last})["alerts"]
+
+    def silence(
+        self,
+        rule: str,
+        labels: dict[str, str] | None = None,
+        duration: str | int | float = "1h",
+        comment: str = "",
+        team: str | None = None,
+    ) -> dict:
+        body: dict[str, Any] = {"rule": rule, "labels": labels or {}, "for": duration}
+        body["comment"] = comment
+        if team:
+            body["team"] = team
+        return self._send("POST", "silences", body)
+
+    def list_silences(self, expired: bool = False) -> list[dict]:
+        return self._get("silences", params={"expired": 1} if expired else None)["silences"]
+
+    def get_silence(self, ref: int | str) -> dict:
+        return self._get(f"silences/{quote(str(ref), safe='')}")
+
+    def unsilence(self, ref: int | str) -> dict:
+        return self._request("DELETE", f"silences/{quote(str(ref), safe='')}").json()
+
     # -- logs -------------------------------------------------------------------------
     def logs(
         self, ref: int | str, *, run: str | None = None, offset: int = 0, limit_bytes: int = 65536

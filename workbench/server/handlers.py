@@ -34,6 +34,9 @@ API = "workbench/api"
 ERROR_STATUSES = {400, 401, 403, 404, 409}
 #: POST /jobs body keys (JobService.submit's keywords); ``notebook`` is base64.
 SUBMIT_KEYS = {"name", "team", "spec_yaml", "cluster", "notebook", "parity", "note"}
+#: POST /silences body keys: ``for`` is a duration ("2h") or seconds; ``team`` defaults to
+#: the caller's only team
+SILENCE_KEYS = {"rule", "labels", "for", "comment", "team"}
 
 
 class ApiError(HTTPError):
@@ -232,6 +235,48 @@ class EventsRoute(ApiHandler):
         self.reply({"events": await self.call("events", ref, last=self.int_arg("last", 100))})
 
 
+class AlertsRoute(ApiHandler):
+    async def get(self) -> None:
+        team = self.get_query_argument("team", None) or None
+        firing = self.get_query_argument("firing", "") not in ("", "0", "false")
+        self.reply({"alerts": await self.call("list_alerts", team=team, firing=firing)})
+
+
+class JobAlertsRoute(ApiHandler):
+    async def get(self, ref: str) -> None:
+        last = self.int_arg("last", 100)
+        self.reply({"alerts": await self.call("alert_history", ref, last=last)})
+
+
+class SilencesRoute(ApiHandler):
+    async def get(self) -> None:
+        expired = self.get_query_argument("expired", "") not in ("", "0", "false")
+        self.reply({"silences": await self.call("list_silences", expired=expired)})
+
+    async def post(self) -> None:
+        data = self.body(SILENCE_KEYS, required=("rule", "for", "comment"))
+        labels = data.get("labels") or {}
+        if not isinstance(labels, dict):
+            raise ApiError(400, "BadRequest", "'labels' must be an object {label: value}")
+        made = await self.call(
+            "silence",
+            data["rule"],
+            labels=labels,
+            duration=data["for"],
+            comment=data["comment"],
+            team=data.get("team"),
+        )
+        self.reply(made, status=201)
+
+
+class SilenceRoute(ApiHandler):
+    async def get(self, ref: str) -> None:
+        self.reply(await self.call("get_silence", ref))
+
+    async def delete(self, ref: str) -> None:
+        self.reply(await self.call("unsilence", ref))
+
+
 class MeRoute(ApiHandler):
     async def get(self) -> None:
         who = await self.who()
@@ -267,11 +312,15 @@ ROUTES: list[tuple[str, type[ApiHandler]]] = [
     (f"jobs/{_REF}/logs", LogsRoute),
     (f"jobs/{_REF}/progress", ProgressRoute),
     (f"jobs/{_REF}/events", EventsRoute),
+    (f"jobs/{_REF}/alerts", JobAlertsRoute),
+    ("alerts", AlertsRoute),
+    ("silences", SilencesRoute),
+    (f"silences/{_REF}", SilenceRoute),
     ("me", MeRoute),
 ]
 ROUTE_LIST = (
-    "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,rollback,versions,logs,progress,events}, "
-    "jobs/JOB/versions/N/notebook, me"
+    "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,rollback,versions,logs,progress,events,"
+    "alerts}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me"
 )
 
 
@@ -289,7 +338,7 @@ def rules(
     for path, route in ROUTES:
         methods = {
             name: wrap(getattr(route, name)) if wrap else getattr(route, name)
-            for name in ("get", "post", "put")
+            for name in ("get", "post", "put", "delete")
             if name in route.__dict__
         }
         handler = type(route.__name__, (route, base), methods)

@@ -1,0 +1,82 @@
+"""Delivery: a receiver that is down gets its notifications once back, in order, while
+ingestion and the other receivers go on; silences suppress, then expire."""
+
+from __future__ import annotations
+
+import time
+
+from alertkit import rule, statuses, submit
+from polling import wait_for
+
+
+def test_the_alerts_of_one_rule_go_out_together(alert_service, http_receiver):
+    hook = http_receiver.endpoint("dispatch-group")
+    service = alert_service()
+    rules = [rule(group_wait="1s")]
+    submit(service, "hot-cells", "fire:3-5 cells:3", rules, {"hook": hook.url})
+    firing, resolved = hook.wait_for(2, timeout=30)
+    time.sleep(1.5)
+    assert len(hook.delivered()) == 2
+    cells = sorted(a["labels"]["service_area_id"] for a in firing.json["alerts"])
+    assert cells == ["7", "8", "9"] and firing.json["status"] == "firing"
+    assert [a["status"] for a in resolved.json["alerts"]] == ["resolved"] * 3
+    assert firing.json["groupKey"] == resolved.json["groupKey"]
+
+
+def test_a_receiver_down_for_a_while_gets_everything_after(alert_service, http_receiver):
+    down, up = http_receiver.endpoint("dispatch-down"), http_receiver.endpoint("dispatch-up")
+    down.fail(500, seconds=6)
+    service = alert_service()
+    submit(service, "hot-down", "fire:3-4", [rule(notify=("down",))], {"down": down.url})
+    submit(service, "hot-up", "fire:3-4", [rule(notify=("up",))], {"up": up.url})
+    root = service.principal("root")
+    up.wait_for(2, timeout=30)  # the other receiver is not held up
+    history = wait_for(lambda: len(service.alert_history(root, "hot-down")) == 2 or None, 30,
+                       "the failing receiver's alert to resolve (ingestion goes on)")  # fmt: skip
+    assert history and not down.delivered() and len(down.attempts()) >= 1
+    got = down.wait_for(2, timeout=30)
+    assert statuses(got) == ["firing", "resolved"]
+    assert got[0].at > time.time() - 30 and len(down.attempts()) > 2
+
+
+def test_a_slow_receiver_holds_up_only_itself(alert_service, http_receiver):
+    slow, fast = http_receiver.endpoint("dispatch-slow"), http_receiver.endpoint("dispatch-fast")
+    slow.delay(4)
+    service = alert_service()
+    hooks = {"slow": slow.url, "fast": fast.url}
+    submit(service, "hot-slow", "fire:3-1000", [rule(notify=("slow",))], hooks)
+    wait_for(lambda: slow.attempts() or None, 30, "the slow receiver to be called")
+    started = time.monotonic()
+    submit(service, "hot-fast", "fire:3-1000", [rule(notify=("fast",))], hooks)
+    fast.wait_for(1, timeout=30)
+    assert time.monotonic() - started < 3.5  # while the slow one still answers
+    assert statuses(slow.wait_for(1, timeout=30)) == ["firing"]
+
+
+def test_a_silence_suppresses_then_expires(alert_service, http_receiver):
+    hook = http_receiver.endpoint("dispatch-silence")
+    service = alert_service()
+    bob = service.principal("bob")
+    silence = service.silence(
+        bob, "hot", labels={"service_area_id": "7"}, duration="4s", comment="maintenance"
+    )
+    assert silence["team"] == "pricing" and silence["author"] == "bob"
+    job = submit(service, "hot-silenced", "fire:2-1000", [rule()], {"hook": hook.url})
+    root = service.principal("root")
+    wait_for(lambda: service.get_job(root, job["id"])["alerts_firing"] == 1, 30, "firing")
+    [alert] = service.list_alerts(bob, firing=True)
+    assert alert["silenced_by"] == silence["id"]
+    time.sleep(1)
+    assert hook.delivered() == []
+    got = hook.wait_for(1, timeout=20)  # the silence ended: the alert still fires
+    assert statuses(got) == ["firing"]
+    assert service.list_alerts(bob, firing=True)[0]["silenced_by"] is None
+
+
+def test_a_silence_of_other_labels_does_not_apply(alert_service, http_receiver):
+    hook = http_receiver.endpoint("dispatch-other-labels")
+    service = alert_service()
+    bob = service.principal("bob")
+    service.silence(bob, "hot", labels={"service_area_id": "8"}, duration="1h", comment="x")
+    submit(service, "hot-not-silenced", "fire:2-1000", [rule()], {"hook": hook.url})
+    assert statuses(hook.wait_for(1, timeout=30)) == ["firing"]

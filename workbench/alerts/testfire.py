@@ -1,0 +1,181 @@
+"""Test-fire: a spec's metric rules over preview or replay rows, window by window.
+
+The rows go through the job's own code: :func:`~workbench.alerts.observe.observe` (one
+Spark job for all rules) and an :class:`~workbench.alerts.state.Evaluator`, so the firing
+windows shown are the running job's for the same events (once its windows are final).
+``wb.preview(...).alerts()`` and ``workbench alerts test`` show an :class:`AlertTest`;
+``--send`` delivers each transition through the spec's notifiers, marked as a test.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from workbench.alerts.observe import check, observe
+from workbench.alerts.rules import AlertRule
+from workbench.alerts.state import Evaluator, Transition
+from workbench.exceptions import WorkbenchError, clip
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame
+
+    from workbench.spec import DaggerSpec
+
+COLUMNS = ("rule", "labels", "firing_at", "resolved_at", "values", "summary")
+
+
+@dataclass
+class AlertTest:
+    """Transitions of a spec's metric rules over some rows; a table in a notebook."""
+
+    job: str
+    rules: list[AlertRule]
+    transitions: list[Transition]
+    points: int = 0  # (rule, window) points evaluated
+    skipped: list[str] = field(default_factory=list)  # health rules: the service's
+
+    def windows(self) -> list[dict[str, Any]]:
+        """One entry per firing window: rule, labels, firing_at, resolved_at (None: still
+        firing at the last row), values when it fired, its summary."""
+        rules = {r.name: r for r in self.rules}
+        open_: dict[str, dict[str, Any]] = {}
+        out = []
+        for t in self.transitions:
+            if t.status == "firing":
+                notes = rules[t.rule].annotations(self.job, t.labels, t.values)
+                open_[t.fingerprint] = {
+                    "rule": t.rule, "labels": t.labels, "firing_at": t.at, "resolved_at": None,
+                    "values": t.values, "summary": notes["summary"],
+                }  # fmt: skip
+                out.append(open_[t.fingerprint])
+            elif t.fingerprint in open_:
+                open_.pop(t.fingerprint)["resolved_at"] = t.at
+        return out
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        import pandas as pd
+
+        shown = [
+            w | {
+                "labels": _labels(w["labels"]),
+                "firing_at": _time(w["firing_at"]),
+                "resolved_at": _time(w["resolved_at"]),
+                "values": ", ".join(f"{k}={v}" for k, v in w["values"].items()),
+            }
+            for w in self.windows()
+        ]  # fmt: skip
+        return pd.DataFrame(shown, columns=list(COLUMNS))
+
+    def summary(self) -> str:
+        windows = self.windows()
+        still = sum(1 for w in windows if w["resolved_at"] is None)
+        names = ", ".join(r.name for r in self.rules) or "(no metric rules)"
+        text = (
+            f"{len(windows)} firing window(s), {still} still firing at the last row, from "
+            f"{self.points} rule points; rules: {names}"
+        )
+        if self.skipped:
+            text += f"; not test-fired (health rules, the job service's): {', '.join(self.skipped)}"
+        return text
+
+    def _shown(self) -> pd.DataFrame:
+        """:attr:`rows` with "-" for a window still firing at the last row."""
+        rows = self.rows
+        return rows.assign(resolved_at=[t or "-" for t in rows["resolved_at"]])
+
+    def __repr__(self) -> str:
+        rows = self._shown()
+        table = rows.to_string(index=False) if len(rows) else "(no alert fired)"
+        return f"{self.summary()}\n{table}"
+
+    def _repr_html_(self) -> str:
+        rows = self._shown()
+        table = rows.to_html(index=False, border=0) if len(rows) else "<p>(no alert fired)</p>"
+        return (
+            f'<div class="dagger-alerts"><p><b>{html.escape(self.summary())}</b></p>{table}</div>'
+        )
+
+
+def evaluate(df: DataFrame, rules: Sequence[AlertRule], job: str) -> AlertTest:
+    """Test-fire ``rules`` over the result rows ``df``."""
+    check(df, rules)
+    metric = [r for r in rules if r.kind == "metric"]
+    observations = observe(df, metric, job)
+    transitions = Evaluator(metric, job).feed(observations)
+    skipped = [r.name for r in rules if r.kind != "metric"]
+    return AlertTest(job, metric, transitions, len(observations), skipped)
+
+
+def rules_of(spec: DaggerSpec | None, rules: Sequence[AlertRule | dict] | None) -> list[AlertRule]:
+    """``rules`` (models or ``alerts:`` entries), else the spec's; an error when none."""
+    if rules is not None:
+        return [r if isinstance(r, AlertRule) else AlertRule.model_validate(r) for r in rules]
+    if spec is None or not spec.alerts:
+        raise WorkbenchError(
+            "no alert rules to test: add an 'alerts:' list to the spec (wb.use(spec)), or "
+            "pass rules=[{'name': ..., 'when': ...}]"
+        )
+    return list(spec.alerts)
+
+
+def send(test: AlertTest, spec: DaggerSpec, out: Any = print) -> int:
+    """Deliver each transition to its rule's notifiers (the spec's ``notifiers``), marked
+    as a test; how many notifications were sent."""
+    from workbench.notify.registry import NOTIFIERS, deliver
+
+    configs = {name: NOTIFIERS.config(data) for name, data in spec.notifiers.items()}
+    sent = 0
+    for transition in test.transitions:
+        rule = next(r for r in test.rules if r.name == transition.rule)
+        for name in rule.notify:
+            if name not in configs:
+                raise WorkbenchError(
+                    f"alert '{rule.name}' notifies '{clip(name)}', which is not in the spec's "
+                    f"notifiers ({', '.join(configs) or 'none'}): team notifiers live in the "
+                    "job service; test-fire sends only through the spec's own"
+                )
+            deliver(configs[name], _notification(test, spec, rule, transition, name))
+            out(f"sent {transition.status} {rule.name} {_labels(transition.labels)} to {name}")
+            sent += 1
+    return sent
+
+
+def _notification(test: AlertTest, spec: DaggerSpec, rule: AlertRule, t: Transition, to: str):
+    from workbench.notify.registry import Alert, Notification
+
+    alert = Alert(
+        fingerprint=t.fingerprint,
+        rule=rule.name,
+        job=test.job,
+        team=spec.team,
+        status=t.status,
+        labels=dict(t.labels),
+        annotations=rule.annotations(test.job, t.labels, t.values),
+        severity=rule.severity,
+        starts_at=_datetime(t.starts_at),
+        ends_at=_datetime(t.ends_at) if t.ends_at is not None else None,
+        generator_url="",
+        values=dict(t.values),
+    )
+    group = f"test/{test.job}/{rule.name}"
+    return Notification(to, group, [alert], t.status, external_url="", test=True)
+
+
+def _datetime(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def _time(ms: int | None) -> str | None:
+    return (
+        None if ms is None else _datetime(ms).isoformat(timespec="seconds").replace("+00:00", "Z")
+    )
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in labels.items()) or "-"

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from workbench.alerts.rules import AlertRule, check_notifiers
+from workbench.alerts.rules import AlertRule, NotifierProblem, check_notifiers
 from workbench.durations import to_millis
 from workbench.exceptions import SpecError, UnknownNameError, clip
 from workbench.sinks.registry import SINKS, SinkConfig
@@ -331,6 +331,8 @@ def _problem(error: Any) -> tuple[str, str]:
     ctx_err = (error.get("ctx") or {}).get("error")
     if isinstance(ctx_err, _SinkError):
         return _sink_problem(loc, ctx_err)
+    if isinstance(ctx_err, NotifierProblem):
+        return _key([*loc, *ctx_err.key]), f"{str(ctx_err).rstrip('.')}."
     return _key(loc), _explain(error, loc, DaggerSpec)
 
 

@@ -108,3 +108,13 @@ def test_check_refuses_what_spark_cannot_evaluate_as_a_condition(windows, when, 
     with pytest.raises(SpecError) as info:
         check(windows, [rule(when=when)])
     assert info.value.key == "alerts[0].when" and text in str(info.value)
+
+
+def test_odd_column_names_and_label_values(spark):
+    frame = spark.createDataFrame(
+        [(T0, 'o\'k \\ "x"', 400)], "window_timestamp timestamp, `it's cell` string, `n`` n` long"
+    )
+    odd = rule(when="`n`` n` > 1", group_by=["it's cell"], summary="{value}")
+    [point] = observe(frame, [odd], "surge")
+    [hit] = point.firing.values()
+    assert hit == {"labels": {"it's cell": 'o\'k \\ "x"'}, "values": {"n` n": 400}}

@@ -93,13 +93,16 @@ def test_alert_names_are_unique():
     ("notifiers", "text"),
     [
         ([], "expected a mapping"),
-        ({"a": {"url": "http://x"}}, "notifier 'a' needs a 'type'"),
+        ({"a": {"url": "http://x"}}, "needs a 'type'"),
         ({"a b": {"type": "webhook"}}, "notifier name 'a b'"),
+        ({"a": {"type": "webhook", "send_resolved": "maybe"}}, "valid boolean"),
     ],
 )
 def test_bad_notifiers(notifiers, text):
     err = error(notifiers=notifiers)
-    assert err.key == "notifiers" and text in str(err)
+    assert err.key.startswith("notifiers") and text in str(err)
+    if "a" in notifiers:
+        assert err.key.startswith("notifiers.a")
 
 
 @pytest.mark.parametrize(

@@ -81,3 +81,22 @@ def test_job_observes_each_batch_and_test_fire_agrees(kafka_broker, spark, tmp_p
 
     previewed = preview(spec, Sample.load(saved), spark=spark).alerts()
     assert comparable(previewed.transitions, last) == comparable(in_job, last)
+
+
+def test_a_rule_failing_at_run_time_is_reported_and_the_job_goes_on(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "alerts-bad")
+    publish_events(bootstrap, topic, 600)
+    broken = {"name": "broken", "when": "assert_true(bookings < 0) IS NULL"}
+    spec = surge_spec(bootstrap, topic, tmp_path, [], alerts=[broken])
+    run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
+    job = Process(run)
+    try:
+        job.wait_for(lambda: len(run.read_alerts_after()) >= 2, 180, "two batches observed")
+        assert job.stop() == 0, job.log()[-3000:]
+    finally:
+        job.kill()
+    failed = [line for line in run.read_alerts_after() if "error" in line]
+    assert failed and all(line["observations"] == [] for line in failed)
+    assert "alert rules not evaluated for batch" in job.log()
+    assert run.read_exit()["code"] == 0

@@ -6,8 +6,9 @@ rows; at each point it lists the label sets (``group_by`` values) whose rows sat
 ``when``, with their values (``when``'s and the templates' columns). A point where
 nothing matches is listed too, with no label sets, so the state machine sees "false".
 
-All rules are evaluated in one Spark job per call: each row becomes one entry per rule
-(time, condition, labels and values as JSON), grouped by (rule, point).
+All rules are evaluated in one Spark query per call: each row becomes one entry per rule
+(time, condition, labels and values as JSON), grouped by (rule, point), each point's
+matches collected as one JSON text.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from workbench.alerts.state import fingerprint
 from workbench.exceptions import SpecError, clip
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType
 
     from workbench.alerts.rules import AlertRule
@@ -47,16 +48,16 @@ def observe(df: DataFrame, rules: Sequence[AlertRule], job: str) -> list[Observa
     if not metric:
         return []
     out = []
-    for row in _points(df, metric).collect():
-        rule = metric[row["r"]]
+    for index, at, hits in _points(df, metric).collect():
+        rule = metric[index]
         firing: dict[str, dict] = {}
-        for hit in sorted(row["hits"], key=lambda h: (h["labels"], h["values"])):
-            labels = json.loads(hit["labels"])
+        for hit in sorted(json.loads(hits), key=lambda h: (h["l"], h["v"])):
+            labels = json.loads(hit["l"])
             firing[fingerprint(job, rule.name, labels)] = {
                 "labels": labels,
-                "values": json.loads(hit["values"]),
+                "values": json.loads(hit["v"]),
             }
-        out.append(Observation(rule.name, int(row["at"]), firing))
+        out.append(Observation(rule.name, int(at), firing))
     return sorted(out, key=lambda o: (o.at, o.rule))
 
 
@@ -86,55 +87,53 @@ def check(df: DataFrame, rules: Sequence[AlertRule]) -> None:
 
 
 def _points(df: DataFrame, rules: Sequence[AlertRule]) -> DataFrame:
-    """(r: rule index, at, hits: [{labels, values}]) per rule and point: one query."""
+    """(r: rule index, at, hits: JSON [{l: labels JSON, v: values JSON}]) per rule and point:
+    one query, written as SQL text so that building it costs a few calls into the JVM."""
     from pyspark.sql import functions as F
 
     types = {f.name: f.dataType for f in df.schema.fields}
-    entries = [_entry(i, rule, types) for i, rule in enumerate(rules)]
-    rows = df.select(F.explode(F.array(*entries)).alias("e")).select("e.*")
-    hit = F.when(F.col("hit"), F.struct("labels", "values"))
+    entries = ", ".join(_entry(i, rule, types) for i, rule in enumerate(rules))
+    hits = "to_json(collect_list(CASE WHEN hit THEN named_struct('l', labels, 'v', vals) END))"
     return (
-        rows.where(F.col("at").isNotNull())
+        df.selectExpr(f"inline(array({entries}))")
+        .where("at IS NOT NULL")
         .groupBy("r", "at")
-        .agg(F.collect_list(hit).alias("hits"))
+        .agg(F.expr(hits).alias("hits"))
     )
 
 
-def _entry(index: int, rule: AlertRule, types: dict[str, DataType]) -> Column:
-    from pyspark.sql import functions as F
-
-    hit = F.coalesce(F.expr(rule.when or "false").cast("boolean"), F.lit(False))
-    labels = [F.coalesce(_col(c).cast("string"), F.lit("")).alias(c) for c in rule.group_by]
-    values = [_col(c).alias(c) for c in rule.value_columns]
-    return F.struct(
-        F.lit(index).alias("r"),
-        epoch_ms(_col(rule.time), types.get(rule.time)).alias("at"),
-        hit.alias("hit"),
-        F.when(hit, _json(labels)).alias("labels"),
-        F.when(hit, _json(values)).alias("values"),
+def _entry(index: int, rule: AlertRule, types: dict[str, DataType]) -> str:
+    """One rule's struct for a row: index, point, whether ``when`` holds, labels and values."""
+    hit = f"coalesce(CAST(({rule.when}) AS BOOLEAN), false)"
+    labels = [f"{_lit(c)}, coalesce(CAST({_col(c)} AS STRING), '')" for c in rule.group_by]
+    values = [f"{_lit(c)}, {_col(c)}" for c in rule.value_columns]
+    return (
+        f"named_struct('r', {index}, 'at', {epoch_ms(_col(rule.time), types.get(rule.time))}, "
+        f"'hit', {hit}, 'labels', CASE WHEN {hit} THEN {_json(labels)} END, "
+        f"'vals', CASE WHEN {hit} THEN {_json(values)} END)"
     )
 
 
-def _col(name: str) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.col(f"`{name.replace('`', '``')}`")
+def _col(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
-def _json(columns: list[Column]) -> Column:
-    from pyspark.sql import functions as F
+def _lit(text: str) -> str:
+    """``text`` as a Spark SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
-    return F.to_json(F.struct(*columns)) if columns else F.lit("{}")
+
+def _json(fields: list[str]) -> str:
+    return f"to_json(named_struct({', '.join(fields)}))" if fields else "'{}'"
 
 
-def epoch_ms(column: Column, data_type: DataType | None) -> Column:
-    """A time column as epoch milliseconds (long): timestamps, dates, or numbers taken
-    as epoch ms already."""
-    from pyspark.sql import functions as F
+def epoch_ms(column: str, data_type: DataType | None) -> str:
+    """SQL giving a time column as epoch milliseconds (bigint): timestamps, dates, or
+    numbers taken as epoch ms already."""
     from pyspark.sql.types import DateType, NumericType
 
     if isinstance(data_type, NumericType):
-        return column.cast("long")
+        return f"CAST({column} AS BIGINT)"
     if isinstance(data_type, DateType):
-        return F.unix_date(column).cast("long") * 86_400_000
-    return F.floor(F.unix_micros(column.cast("timestamp")) / 1000).cast("long")
+        return f"CAST(unix_date({column}) AS BIGINT) * 86400000"
+    return f"CAST(floor(unix_micros(CAST({column} AS TIMESTAMP)) / 1000) AS BIGINT)"

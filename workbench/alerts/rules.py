@@ -316,9 +316,17 @@ class NotifierRef(BaseModel):
     send_resolved: bool = True
 
 
+class NotifierProblem(ValueError):
+    """A bad ``notifiers:`` entry; ``key`` is the path under ``notifiers`` (name, field)."""
+
+    def __init__(self, key: Sequence[str], message: str):
+        self.key = list(key)
+        super().__init__(message)
+
+
 def check_notifiers(value: Any) -> dict[str, dict[str, Any]]:
     """A spec's ``notifiers:`` mapping, each entry checked (kept as written: secret
-    references stay unresolved); ValueError naming the entry."""
+    references stay unresolved); :class:`NotifierProblem` naming the entry and field."""
     if not isinstance(value, Mapping):
         raise ValueError("expected a mapping of notifier names to {type: ..., ...}")
     out = {}
@@ -326,34 +334,38 @@ def check_notifiers(value: Any) -> dict[str, dict[str, Any]]:
         if not isinstance(name, str) or not _NOTIFIER_NAME.match(name):
             raise ValueError(f"notifier name '{clip(name)}': letters, digits, '-' and '_'")
         if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
-            raise ValueError(f"notifier '{name}' needs a 'type' (e.g. webhook, slack)")
-        NotifierRef.model_validate(item)
+            raise NotifierProblem([name], "needs a 'type' (e.g. webhook, slack)")
+        _validate(name, NotifierRef, dict(item))
         _registry_check(name, dict(item))
         out[name] = dict(item)
     return out
 
 
+def _validate(name: str, model: type[BaseModel], item: dict[str, Any]) -> None:
+    from pydantic import ValidationError
+
+    try:
+        model.model_validate(item)
+    except ValidationError as err:
+        first = err.errors()[0]
+        message = first["msg"].removeprefix("Value error, ")
+        raise NotifierProblem([name, *map(str, first["loc"])], message) from None
+
+
 def _registry_check(name: str, item: dict[str, Any]) -> None:
-    """Validate through the notifier registry once it exists (helper A2's branch)."""
+    """Validate through the notifier registry (:mod:`workbench.notify.registry`) when it
+    is installed."""
     try:
         from workbench.notify.registry import NOTIFIERS
     except ImportError:
         return
-    from pydantic import ValidationError
-
     from workbench.exceptions import UnknownNameError
 
     try:
-        NOTIFIERS.config(item)
+        model = NOTIFIERS.config_model(item["type"])
     except UnknownNameError as err:
-        raise ValueError(f"notifier '{name}': {str(err).rstrip('.')}") from None
-    except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'type'}: "
-            f"{e['msg'].removeprefix('Value error, ')}"
-            for e in err.errors()
-        )
-        raise ValueError(f"notifier '{name}': {problems}") from None
+        raise NotifierProblem([name, "type"], str(err).rstrip(".")) from None
+    _validate(name, model, item)
 
 
 def check_columns(rules: Sequence[AlertRule], columns: Sequence[str]) -> None:

@@ -102,6 +102,10 @@ class ServiceClient:
     def me(self) -> dict:
         return self._get("me")
 
+    def health_url(self, ref: int | str) -> str:
+        """The job's health page (a browser gives the token as ``?token=T``)."""
+        return f"{self.url}workbench/{_job(ref, 'health')}"
+
     # -- logs -------------------------------------------------------------------------
     def logs(
         self, ref: int | str, *, run: str | None = None, offset: int = 0, limit_bytes: int = 65536

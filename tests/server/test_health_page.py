@@ -62,7 +62,7 @@ def test_the_page_draws_its_charts_in_chromium_offline(health_served, chromium):
     assert page.title() == "pricey health"
     assert "RUNNING" in page.locator("h1").inner_text()
     status = chart(page, "Status")
-    assert {"STARTING", "RUNNING", "STOPPING"} <= set(status.locator("text").all_inner_texts())
+    assert {"STARTING", "RUNNING", "STOPPING"} <= set(status.locator("text").all_text_contents())
     assert status.locator("rect.span").count() >= 4
     for title in BATCH_CHARTS:
         lines = chart(page, title).locator("path.line")

@@ -30,7 +30,8 @@ def test_lines_break_at_none_and_every_point_is_drawn():
     titles = [c.find(f"{SVG}title").text for c in groups[0].findall(f"{SVG}circle")]
     assert titles[-1] == "input at 00:00:40 UTC: 5.5"
     texts = [t.text for t in root.iter(f"{SVG}text")]
-    assert "Rates <&>" in texts and "10 rows/s" in texts  # the y axis ends at a round number
+    assert "Rates <&> (rows/s)" in texts and "10" in texts  # the y axis ends at a round number
+    assert root.get("aria-label") == "Rates <&>"
     assert "00:00:00" in texts and "00:00:40" in texts
 
 

@@ -84,10 +84,10 @@ def line_chart(
     times = [t for s in series for t, v in s.points if v is not None]
     low = min(0.0, min(values))
     frame = Frame(min(times), max(times), low, nice_top(max(values)), height)
-    body = [_y_axis(frame, unit), _x_axis(frame)]
+    body = [_y_axis(frame), _x_axis(frame)]
     for index, one in enumerate(series):
         body.append(_series(frame, one, area and index == 0))
-    return _svg(title, height, "".join(body), _legend(series))
+    return _svg(title, height, "".join(body), _legend(series), unit)
 
 
 def timeline(title: str, spans: Sequence[Span], height: int = 92) -> str:
@@ -113,12 +113,14 @@ def empty(title: str, note: str) -> str:
     )
 
 
-def _svg(title: str, height: int, body: str, legend: str) -> str:
+def _svg(title: str, height: int, body: str, legend: str, unit: str = "") -> str:
+    """The chart's frame; its title says the unit of the y axis, if any."""
+    shown = f"{title} ({unit})" if unit else title
     return (
         f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="100%" '
         f'style="max-width:{WIDTH}px" role="img" aria-label="{html.escape(title)}" '
         'xmlns="http://www.w3.org/2000/svg" font-family="system-ui, sans-serif" font-size="11">'
-        f'<text x="{LEFT}" y="16" font-size="13" font-weight="600">{html.escape(title)}</text>'
+        f'<text x="{LEFT}" y="16" font-size="13" font-weight="600">{html.escape(shown)}</text>'
         f"{legend}{body}</svg>"
     )
 
@@ -137,18 +139,17 @@ def _legend(series: Sequence[Series]) -> str:
     return "".join(out)
 
 
-def _y_axis(frame: Frame, unit: str) -> str:
+def _y_axis(frame: Frame) -> str:
     base = frame.y(frame.low)
     out = [
         f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base:.1f}" stroke="#999"/>',
         f'<line x1="{LEFT}" y1="{base:.1f}" x2="{WIDTH - RIGHT}" y2="{base:.1f}" stroke="#999"/>',
     ]
-    suffix = f" {unit}" if unit else ""
     for value in sorted({frame.low, (frame.low + frame.high) / 2, frame.high}):
         y = frame.y(value)
         out.append(
             f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#eee"/>'
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{fmt(value)}{suffix}</text>'
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{fmt(value)}</text>'
         )
     return "".join(out)
 

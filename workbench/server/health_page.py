@@ -64,7 +64,8 @@ class PageRoute(ApiHandler):
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.set_header("Content-Security-Policy", CSP)
         title = f"{error['status']} {error['type']}"
-        self.finish(page(title, f'<p class="problem">{html.escape(error["message"])}</p>'))
+        message = html.escape(error["message"])
+        self.finish(page(title, f'<h1>{html.escape(title)}</h1><p class="problem">{message}</p>'))
 
 
 class HealthRoute(PageRoute):

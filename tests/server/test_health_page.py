@@ -145,6 +145,9 @@ def test_under_jupyter_base_url(tmp_path):
             metrics.text
         )
         assert "lab-health" not in get_as(jupyter.url + "workbench/metrics", "bob").text
+        bearer = {"Authorization": f"Bearer {TOKENS['alice']}"}  # Prometheus' default type
+        scraped = requests.get(jupyter.url + "workbench/metrics", headers=bearer, timeout=30)
+        assert scraped.status_code == 200 and "lab-health" in scraped.text
         scraper = requests.get(jupyter.url + "workbench/metrics", allow_redirects=False, timeout=30)
         assert scraper.status_code == 403
     finally:

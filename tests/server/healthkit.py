@@ -47,11 +47,12 @@ def submit(served: Served, user: str, name: str, team: str, description: str = "
 
 
 def wait_batches(served: Served, name: str, count: int) -> dict:
-    """The job once its live run has reported ``count`` micro-batches."""
+    """The job once it is RUNNING and its live run has reported ``count`` micro-batches."""
 
     def enough() -> dict | None:
         job = served.call("GET", f"jobs/{name}", "root").json()
-        return job if (job["metrics"].get("batches") or 0) >= count else None
+        ran = (job["metrics"].get("batches") or 0) >= count
+        return job if ran and job["status"] == "RUNNING" else None
 
     return wait_for(enough, 60, f"{name} to run {count} micro-batches")
 

@@ -39,7 +39,8 @@ def health_served(tmp_path_factory):
     def second_run() -> bool:
         job = served.call("GET", "jobs/pricey", "root").json()
         run = job["run"] or {}
-        return run.get("id") not in (None, first) and (job["metrics"].get("batches") or 0) >= 8
+        ran = (job["metrics"].get("batches") or 0) >= 8 and job["status"] == "RUNNING"
+        return run.get("id") not in (None, first) and ran
 
     wait_for(second_run, 60, "a second run with 8 micro-batches")
     yield served
@@ -124,13 +125,9 @@ def test_under_jupyter_base_url(tmp_path):
         body = {"name": "lab-health", "team": "pricing", "spec_yaml": lab_spec()}
         assert jupyter.call("POST", "jobs", TOKENS["alice"], body).status_code == 201
         wait_for(
-            lambda: (
-                jupyter.call("GET", "jobs/lab-health", TOKENS["alice"])
-                .json()["metrics"]
-                .get("batches")
-            ),
+            lambda: running(jupyter.call("GET", "jobs/lab-health", TOKENS["alice"]).json()),
             60,
-            "a micro-batch",
+            "a micro-batch, RUNNING",
         )
         url = jupyter.url + "workbench/jobs/lab-health/health"
         answer = get_as(url, "alice")
@@ -161,6 +158,10 @@ def test_under_jupyter_base_url(tmp_path):
             "lab-health to stop",
         )
         stop_jupyter(jupyter)
+
+
+def running(job: dict) -> bool:
+    return job["status"] == "RUNNING" and bool(job["metrics"].get("batches"))
 
 
 def get_as(url: str, user: str) -> requests.Response:

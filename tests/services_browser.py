@@ -20,3 +20,23 @@ def chromium():
         browser = playwright.chromium.launch(executable_path=binary)
         yield browser
         browser.close()
+
+
+def recorded_page(browser, width=1200, height=1000, headers=None):
+    """A new page that records console errors and uncaught exceptions (``page.problems``)
+    and every request's URL (``page.requests``), and lets only loopback requests out (the
+    network is off: anything else fails at once)."""
+    page = browser.new_page(viewport={"width": width, "height": height}, extra_http_headers=headers)
+    page.problems, page.requests = [], []
+    page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.problems.append(str(e)))
+    page.on("request", lambda r: page.requests.append(r.url))
+    page.route("**/*", _loopback_only)
+    return page
+
+
+def _loopback_only(route):
+    if route.request.url.startswith(("http://127.0.0.1", "data:")):
+        route.continue_()
+    else:
+        route.abort("internetdisconnected")

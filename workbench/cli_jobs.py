@@ -54,7 +54,8 @@ def _run_line(run: dict | None) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    job = _client(args).get_job(args.job)
+    client = _client(args)
+    job = client.get_job(args.job)
     if args.json:
         _print_json(job)
         return 0
@@ -71,6 +72,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("checkpoint", job.get("checkpoint")),
         ("last error", job.get("last_error") or "-"),
         ("alerts firing", job.get("alerts_firing", 0)),
+        ("health", client.health_url(job["id"])),
     ]
     rows += [(f"  {k}", v) for k, v in (job.get("metrics") or {}).items()]
     for key, value in rows:

@@ -42,6 +42,8 @@ def test_snapshot_has_the_contracts_keys_from_reports_and_totals():
     assert out["batch_duration_ms"] == RECORDED[1]["durationMs"]["triggerExecution"]
     line = metrics.record(reports[1], 1.5)
     assert line["batch"] == 1 and line["offsets_behind"] == 304 and line["time"] == 1.5
+    assert "dead_letters_total" not in line
+    assert metrics.record(reports[1], 1.5, totals)["dead_letters_total"] == 3
 
 
 def test_no_batch_yet():

@@ -81,16 +81,17 @@ def plain_jupyter(tmp_path):
     stop_jupyter(server)
 
 
+def start_hub_like(tmp: Path, state: Path) -> Jupyter:
+    """Jupyter with an identity provider naming users (as JupyterHub's): teams apply."""
+    users = [f"--TokenUsers.users={token}={user}" for user, token in TOKENS.items()]
+    return start_jupyter(
+        tmp, state, "--ServerApp.identity_provider_class=token_users.TokenUsers", *users
+    )
+
+
 @pytest.fixture
 def hub_like_jupyter(tmp_path):
-    """An identity provider naming users (as JupyterHub's): teams apply."""
-    users = [f"--TokenUsers.users={token}={user}" for user, token in TOKENS.items()]
-    server = start_jupyter(
-        tmp_path,
-        write_state(tmp_path / "state"),
-        "--ServerApp.identity_provider_class=token_users.TokenUsers",
-        *users,
-    )
+    server = start_hub_like(tmp_path, write_state(tmp_path / "state"))
     yield server
     stop_jupyter(server)
 

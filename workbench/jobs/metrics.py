@@ -82,6 +82,11 @@ def snapshot(
     return out
 
 
-def record(report: BatchReport, at: float) -> dict[str, Any]:
-    """The ``progress.jsonl`` line of one micro-batch: the report's fields and its time."""
-    return {**asdict(report), "time": at}
+def record(report: BatchReport, at: float, totals: Totals | None = None) -> dict[str, Any]:
+    """The ``progress.jsonl`` line of one micro-batch: the report's fields, its time and
+    the run's dead letters so far (``dead_letters_total``; the health page's per-batch
+    dead letters are its differences)."""
+    line = {**asdict(report), "time": at}
+    if totals is not None:
+        line["dead_letters_total"] = totals.dead_letters
+    return line

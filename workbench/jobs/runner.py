@@ -158,7 +158,8 @@ class Runner:
         now = time.time()
         self._last, self._last_at = report, now
         with self._lock:
-            self.dir.append_progress(metrics.record(report, now))
+            totals = self.job.totals if self.job is not None else None
+            self.dir.append_progress(metrics.record(report, now, totals))
         self.beat()
 
     def on_rows(self, batch: DataFrame, batch_id: int) -> None:

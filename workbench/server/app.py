@@ -1,6 +1,7 @@
 """``workbench serve``: the job service as a standalone tornado server.
 
-The routes are :mod:`workbench.server.handlers` under ``/workbench/api/``; callers
+The routes are :mod:`workbench.server.handlers` under ``/workbench/api/`` and the health
+page and Prometheus endpoint (:mod:`workbench.server.pages`) under ``/workbench/``; callers
 authenticate with ``Authorization: token T`` (or ``Bearer T``), T from the service
 config's tokens, or the owner's token in ``$STATE/local-token`` (created 0600 on first
 start; its holder is an admin). The server runs the JobService's supervisor; SIGTERM or
@@ -24,6 +25,7 @@ import tornado.web
 from workbench.exceptions import WorkbenchError
 from workbench.server.handlers import ApiHandler, NoRoute, rules
 from workbench.server.identity import Identify, TokenIdentity, local_token, read_token
+from workbench.server.pages import page_rules
 
 SERVICE_FILE = "service.json"
 
@@ -39,6 +41,7 @@ class StandaloneHandler(ApiHandler):
 def make_app(service: Any, identify: Identify, executor=None) -> tornado.web.Application:
     settings = {"service": service, "identify": identify, "executor": executor}
     handlers: list[Any] = rules("/", StandaloneHandler, settings)
+    handlers += page_rules("/", StandaloneHandler, settings)
     return tornado.web.Application(
         handlers,
         default_handler_class=NoRoute,

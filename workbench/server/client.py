@@ -87,6 +87,10 @@ class ServiceClient:
     def versions(self, ref: int | str) -> list[dict]:
         return self._get(_job(ref, "versions"))["versions"]
 
+    def health_url(self, ref: int | str) -> str:
+        """The job's health page (a browser gives the token as ``?token=T``)."""
+        return f"{self.url}workbench/{_job(ref, 'health')}"
+
     def rollback(self, ref: int | str, version: int) -> dict:
         return self._send("POST", _job(ref, "rollback"), {"version": int(version)})
 

@@ -1,6 +1,7 @@
 """The job service inside Jupyter: a jupyter_server extension mounting the same handlers
-(:mod:`workbench.server.handlers`) under the server's ``base_url``, so the API works in
-JupyterLab and under JupyterHub (``/user/NAME/workbench/api/...``).
+(:mod:`workbench.server.handlers`, :mod:`workbench.server.pages`) under the server's
+``base_url``, so the API, the health pages and the metrics work in JupyterLab and under
+JupyterHub (``/user/NAME/workbench/api/...``, ``/user/NAME/workbench/jobs/JOB/health``).
 
 Enabled on install by ``jupyter-config/jupyter_server_config.d/dagger_workbench.json``
 (``jupyter server extension enable workbench.server`` for a development install).
@@ -21,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
-from jupyter_server.base.handlers import APIHandler
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from tornado import web
 from traitlets import Bool, Enum, Unicode
 from traitlets.config import Configurable
 
 from workbench.server.handlers import ApiHandler, rules
 from workbench.server.identity import Caller, Identify, local_user
+from workbench.server.pages import page_rules
 
 #: Environment variable naming the state folder when the trait is not set.
 STATE_ENV = "WORKBENCH_SERVICE_STATE"
@@ -65,6 +67,12 @@ class JupyterApiHandler(ApiHandler, APIHandler):
     auth_resource = "workbench"
 
 
+class JupyterPageHandler(ApiHandler, JupyterHandler):
+    """The health page and the metrics: not JSON (an APIHandler answers only JSON)."""
+
+    auth_resource = "workbench"
+
+
 def _guard(method: Any) -> Any:
     return web.authenticated(authorized(method))
 
@@ -91,7 +99,9 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     serverapp.web_app.settings["workbench_service"] = service
     base_url = serverapp.web_app.settings.get("base_url", "/")
     serverapp.web_app.add_handlers(
-        ".*$", rules(base_url, JupyterApiHandler, handler_settings, wrap=_guard)
+        ".*$",
+        rules(base_url, JupyterApiHandler, handler_settings, wrap=_guard)
+        + page_rules(base_url, JupyterPageHandler, handler_settings, wrap=_guard),
     )
     serverapp.log.info(
         "workbench job service at %sworkbench/api (state %s)", base_url, config.state_dir

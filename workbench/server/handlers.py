@@ -91,11 +91,15 @@ class ApiHandler(RequestHandler):
 
     async def call(self, operation: str, *args: Any, **kwargs: Any) -> Any:
         """``service.<operation>(who, *args, **kwargs)`` in a worker thread."""
+        return await self.run(lambda who: getattr(self.service, operation)(who, *args, **kwargs))
+
+    async def run(self, work: Any) -> Any:
+        """``work(who)`` in a worker thread, ``who`` the caller's Principal; a WorkbenchError
+        becomes the ApiError of its status."""
         caller = self.caller()
 
         def run() -> Any:
-            who = principal(self.service, caller)
-            return getattr(self.service, operation)(who, *args, **kwargs)
+            return work(principal(self.service, caller))
 
         try:
             return await asyncio.get_running_loop().run_in_executor(self.executor, run)
@@ -153,6 +157,11 @@ class ApiHandler(RequestHandler):
         # anything else: write_error logs it once, with the reference it answers
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.finish(to_json(self.error_of(status_code, **kwargs)))
+
+    def error_of(self, status_code: int, **kwargs: Any) -> dict:
+        """The error body for ``write_error``'s arguments (a 500 logged with a reference)."""
         err = (kwargs.get("exc_info") or (None, None, None))[1]
         if isinstance(err, ApiError):
             body = error_body(err.status_code, err.kind, err.message)
@@ -167,8 +176,7 @@ class ApiHandler(RequestHandler):
             )
         else:
             body = error_body(status_code, "Error", self._reason)
-        self.set_header("Content-Type", "application/json")
-        self.finish(to_json(body))
+        return body
 
 
 class JobsRoute(ApiHandler):
@@ -329,13 +337,16 @@ def rules(
     base: type,
     settings: dict,
     wrap: Any = None,
+    routes: list[tuple[str, type[ApiHandler]]] = ROUTES,
+    under: str = API,
 ) -> list[tuple[str, type, dict]]:
-    """Tornado URL rules for every route under ``{base_url}workbench/api/``: each route
-    mixed into ``base`` (a RequestHandler class), its methods passed through ``wrap``
-    (the Jupyter extension's authentication), ``settings`` given to ``initialize``."""
-    prefix = base_url.rstrip("/") + "/" + API + "/"
+    """Tornado URL rules for every route of ``routes`` under ``{base_url}{under}/`` (the API
+    by default): each route mixed into ``base`` (a RequestHandler class), its methods
+    passed through ``wrap`` (the Jupyter extension's authentication), ``settings`` given
+    to ``initialize``."""
+    prefix = base_url.rstrip("/") + "/" + under + "/"
     out = []
-    for path, route in ROUTES:
+    for path, route in routes:
         methods = {
             name: wrap(getattr(route, name)) if wrap else getattr(route, name)
             for name in ("get", "post", "put", "delete")

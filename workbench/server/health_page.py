@@ -1,0 +1,215 @@
+"""``GET {base_url}workbench/jobs/{job}/health``: one job's health as an HTML page.
+
+Served by the same handlers as the API, in ``workbench serve`` and in the Jupyter
+extension, with the same identity and team authorization (another team's job: 404). A
+browser without an ``Authorization`` header may give the API token as ``?token=T`` (on
+Jupyter, its own login applies). The page is self-contained: charts are inline SVG drawn
+here (:mod:`workbench.server.svgchart`), no script runs, and its Content-Security-Policy
+lets the browser fetch nothing (``default-src 'none'``). It reloads every 30 s.
+
+Shown: the job's status and metrics, its status history, per micro-batch rates, batch
+duration, offsets behind latest, watermark delay, late rows and dead letters
+(:mod:`workbench.server.health_series`), recent events and alerts, and the dagger's own
+output series from its InfluxDB sinks (:mod:`workbench.server.sink_series`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from typing import Any
+
+from workbench.server.handlers import ApiHandler
+from workbench.server.health_data import Health, collect
+from workbench.server.health_series import STATUS_COLORS, batches, charts, status_spans
+from workbench.server.svgchart import Series, line_chart, timeline
+
+PATH = r"jobs/([^/]+)/health"
+REFRESH_S = 30
+SHOWN_EVENTS = 15
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'self'"
+)
+OUTPUT_COLORS = ("#6a3d9a", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#17becf")
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222;max-width:1100px}
+h1{font-size:1.4rem;margin:0 0 .3rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem}
+.status{display:inline-block;padding:.1rem .5rem;border-radius:.3rem;color:#fff}
+table{border-collapse:collapse;font-size:.85rem}td,th{padding:.2rem .6rem;text-align:left;
+border-bottom:1px solid #eee;vertical-align:top}.muted{color:#777}.problem{color:#b71c1c}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:1rem}
+.chart-empty{padding:.8rem;border:1px dashed #ccc;color:#666}
+code{font-size:.8rem;background:#f5f5f5;padding:.1rem .3rem}
+"""
+
+
+def query_token(handler: Any) -> None:
+    """A browser cannot send headers: take ``?token=T`` as ``Authorization: token T``."""
+    token = handler.get_query_argument("token", None)
+    if token and not handler.request.headers.get("Authorization"):
+        handler.request.headers["Authorization"] = f"token {token}"
+
+
+class PageRoute(ApiHandler):
+    """A route answering HTML, errors included."""
+
+    def caller(self) -> Any:
+        query_token(self)
+        return super().caller()
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        error = self.error_of(status_code, **kwargs)["error"]
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Content-Security-Policy", CSP)
+        title = f"{error['status']} {error['type']}"
+        message = html.escape(error["message"])
+        self.finish(page(title, f'<h1>{html.escape(title)}</h1><p class="problem">{message}</p>'))
+
+
+class HealthRoute(PageRoute):
+    async def get(self, ref: str) -> None:
+        health = await self.run(lambda who: collect(self.service, who, ref))
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Content-Security-Policy", CSP)
+        self.set_header("Cache-Control", "no-store")
+        self.finish(render(health, time.time()))
+
+
+ROUTES: list[tuple[str, type[ApiHandler]]] = [(PATH, HealthRoute)]
+
+
+def page(title: str, body: str, refresh: bool = False) -> str:
+    meta = f'<meta http-equiv="refresh" content="{REFRESH_S}">' if refresh else ""
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f'<link rel="icon" href="data:,">{meta}<title>{html.escape(title)}</title>'
+        f"<style>{STYLE}</style></head><body>{body}</body></html>"
+    )
+
+
+def render(health: Health, now: float) -> str:
+    job = health.job
+    sections = [
+        _summary(job),
+        "<h2>Status history</h2>",
+        timeline("Status", status_spans(health.events, job["status"], now)),
+        _events(health.events[-SHOWN_EVENTS:]),
+        "<h2>Micro-batches</h2>",
+        _batch_charts(health),
+        "<h2>Recent alerts</h2>",
+        _alerts(health.alerts),
+        "<h2>Output</h2>",
+        _outputs(health),
+    ]
+    return page(f"{job['name']} health", "".join(sections), refresh=True)
+
+
+def _summary(job: dict) -> str:
+    color = STATUS_COLORS.get(job["status"], "#757575")
+    run = job.get("run") or {}
+    metrics = job.get("metrics") or {}
+    rows = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{_cell(v)}</td></tr>" for k, v in metrics.items()
+    )
+    return (
+        f"<h1>{html.escape(job['name'])} "
+        f'<span class="status" style="background:{color}">{html.escape(job["status"])}</span></h1>'
+        f'<p class="muted">team {html.escape(job["team"])} · version {job["version"]} · '
+        f"desired {html.escape(str(job.get('desired')))} · run {_cell(run.get('id'))}"
+        f" · failures {job.get('failures', 0)} · refreshed every {REFRESH_S} s</p>"
+        + (
+            f'<p class="problem">last error: {html.escape(str(job["last_error"]))}</p>'
+            if job.get("last_error")
+            else ""
+        )
+        + f'<table class="metrics">{rows}</table>'
+    )
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else html.escape(str(value))
+
+
+def _events(events: list[dict]) -> str:
+    if not events:
+        return '<p class="muted">no events</p>'
+    rows = "".join(
+        f"<tr><td>{_cell(e.get('time'))}</td><td>{_cell(e.get('actor'))}</td>"
+        f"<td>{_cell(e.get('action'))}</td>"
+        f"<td>{html.escape(json.dumps(e.get('detail') or {})[:300])}</td></tr>"
+        for e in reversed(events)
+    )
+    return (
+        '<table class="events"><tr><th>time (UTC)</th><th>actor</th><th>action</th>'
+        f"<th>detail</th></tr>{rows}</table>"
+    )
+
+
+def _batch_charts(health: Health) -> str:
+    runs = [batches(records) for _, records in health.runs]
+    drawn = [line_chart(c.title, c.series, c.unit, c.area) for c in charts(runs)]
+    names = ", ".join(run_id for run_id, _ in health.runs) or "none yet"
+    return (
+        f'<p class="muted">runs of version {health.job["version"]}: {html.escape(names)}</p>'
+        f'<div class="charts">{"".join(drawn)}</div>'
+    )
+
+
+def _alerts(alerts: list[dict] | None) -> str:
+    if alerts is None:
+        return (
+            '<p class="muted">no alerts yet: this job service keeps no alert state (alerting '
+            "rules in the spec's <code>alerts:</code> need the alerting service).</p>"
+        )
+    if not alerts:
+        return '<p class="muted">no alerts yet</p>'
+    rows = "".join(
+        f"<tr><td>{_cell(a.get('rule'))}</td><td>{_cell(a.get('status'))}</td>"
+        f"<td>{html.escape(json.dumps(a.get('labels') or {}))}</td>"
+        f"<td>{_cell(a.get('starts_at'))}</td><td>{_cell(a.get('ends_at'))}</td>"
+        f"<td>{html.escape(json.dumps(a.get('last_value') or {})[:200])}</td></tr>"
+        for a in alerts
+    )
+    return (
+        '<table class="alerts"><tr><th>rule</th><th>status</th><th>labels</th><th>since</th>'
+        f"<th>until</th><th>value</th></tr>{rows}</table>"
+    )
+
+
+def _outputs(health: Health) -> str:
+    if not health.outputs:
+        return '<p class="muted">the job writes to no InfluxDB sink</p>'
+    parts = []
+    for out in health.outputs:
+        parts.append(
+            f"<p><strong>{html.escape(out.sink)}</strong>, last 15 minutes: "
+            f"<code>{html.escape(out.query)}</code></p>"
+        )
+        if out.problem:
+            parts.append(f'<p class="problem">cannot read it: {html.escape(out.problem)}</p>')
+            continue
+        drawn = [
+            line_chart(f"sum({name}) per 30 s", [Series(name, _known(points), color)], area=True)
+            for (name, points), color in zip(
+                out.fields.items(), _cycle(len(out.fields)), strict=True
+            )
+        ]
+        parts.append(
+            f'<div class="charts">{"".join(drawn)}</div>'
+            if drawn
+            else '<p class="muted">no points in the last 15 minutes</p>'
+        )
+    return "".join(parts)
+
+
+def _known(points: list) -> list:
+    """The windows with points: an empty 30 s window joins its neighbours (as Grafana's
+    "connect null values"), or a sink writing every minute would draw only dots."""
+    return [(t, v) for t, v in points if v is not None]
+
+
+def _cycle(n: int) -> list[str]:
+    return [OUTPUT_COLORS[i % len(OUTPUT_COLORS)] for i in range(n)]

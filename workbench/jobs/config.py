@@ -104,11 +104,19 @@ class ServiceConfig(_Model):
     @field_validator("notifiers", mode="before")
     @classmethod
     def _team_notifiers(cls, value: Any) -> dict[str, dict[str, dict[str, Any]]]:
-        from workbench.alerts.rules import check_notifiers
+        from workbench.alerts.rules import NotifierProblem, check_notifiers
 
         if not isinstance(value, dict):
             raise ValueError("expected {team: {notifier name: {type: ..., ...}}}")
-        return {str(team): check_notifiers(named or {}) for team, named in value.items()}
+        checked = {}
+        for team, named in value.items():
+            try:
+                checked[str(team)] = check_notifiers(named or {})
+            except NotifierProblem as err:
+                name, *field = err.key
+                where = f" (key {'.'.join(field)})" if field else ""
+                raise ValueError(f"notifier '{name}' of team '{team}'{where}: {err}") from None
+        return checked
 
     def model_post_init(self, _context: Any) -> None:
         self.state_dir = self.state_dir.resolve()

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench.alerts.state import fingerprint
 from workbench.jobs.db import Job, Run
+from workbench.jobs.views import epoch
 
 if TYPE_CHECKING:
     from workbench.alerts.rules import AlertRule
@@ -80,7 +80,7 @@ class HealthWatch:
             values["dead_letter_ratio"] = dead / (read + dead)
         if read > 0:
             values["late_ratio"] = (now.late - base.late) / read
-        wrote = _epoch(metrics.get("last_sink_write_at"))
+        wrote = epoch(metrics.get("last_sink_write_at"))
         values["no_data"] = read + dead <= 0
         values["no_sink_write"] = wrote is None or at - wrote >= self.window_s
         return values
@@ -122,12 +122,3 @@ def observe(rule: AlertRule, job: Job, values: dict[str, Any]) -> dict[str, dict
 
 def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
-def _epoch(stamp: Any) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None

@@ -26,6 +26,17 @@ def iso(moment: datetime | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
+def epoch(stamp: Any) -> float | None:
+    """Epoch seconds of an ISO-8601 time as :func:`iso` writes it (``Z`` or an offset);
+    None for none or for text that is not a time."""
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 def heartbeat(run: Run | None) -> dict | None:
     return RunDir(Path(run.run_dir)).read_heartbeat() if run else None
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
+from workbench.jobs.views import epoch
 from workbench.server.svgchart import Series, Span
 
 #: the status an event's action starts (actions not listed change no status)
@@ -42,16 +42,6 @@ STATUS_COLORS = {
     "FAILED": "#c62828",
 }
 BLUE, GREEN, ORANGE, RED = "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728"
-
-
-def epoch(stamp: str | None) -> float | None:
-    """Epoch seconds of an ISO-8601 time (``Z`` or an offset); None for none."""
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def status_spans(events: Sequence[dict], status: str, now: float) -> list[Span]:

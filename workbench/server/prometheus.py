@@ -17,8 +17,9 @@ from typing import Any
 
 from tornado.web import HTTPError
 
+from workbench.jobs.views import epoch
 from workbench.server.handlers import ApiHandler
-from workbench.server.health_series import STATUS_COLORS, epoch
+from workbench.server.health_series import STATUS_COLORS
 
 PATH = "metrics"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

@@ -78,6 +78,7 @@ class Host:
         self.dir = host_dir
         self.config = host_dir.read_config()
         self.runs: dict[str, tuple[HostedRun, threading.Thread]] = {}
+        self._taken: set[str] = set()  # every run id taken, ended ones too: read once
         self._spark: SparkSession | None = None
         self._spark_error: BaseException | None = None
         self._ready = threading.Event()
@@ -139,8 +140,9 @@ class Host:
             self._ready.set()
 
     def _take_runs(self) -> None:
-        for run_id, folder in self.dir.assigned().items():
-            if run_id in self.runs or RunDir(folder).read_exit() is not None:
+        for run_id, folder in self.dir.assigned(self._taken).items():
+            self._taken.add(run_id)
+            if RunDir(folder).read_exit() is not None:
                 continue
             runner = HostedRun(RunDir(folder), self)
             thread = threading.Thread(target=runner.run, name=f"run-{run_id}", daemon=True)

@@ -100,10 +100,12 @@ class HostDir:
             raise FileNotFoundError(f"{self.path / HOST_JSON}: missing or not a JSON object")
         return HostConfig.from_dict(data)
 
-    def assigned(self) -> dict[str, Path]:
-        """The runs handed to the host so far: {run_id: run folder}."""
+    def assigned(self, known: set[str] | frozenset[str] = frozenset()) -> dict[str, Path]:
+        """The runs handed to the host so far, but those in ``known``: {run_id: run folder}."""
         try:
-            files = [p for p in self.runs.iterdir() if not p.name.startswith(".")]
+            files = [
+                p for p in self.runs.iterdir() if not p.name.startswith(".") and p.name not in known
+            ]
         except FileNotFoundError:
             return {}
         return {p.name: Path(p.read_text(encoding="utf-8").strip()) for p in sorted(files)}

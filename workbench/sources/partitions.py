@@ -247,6 +247,8 @@ class PartitionReader:
                     todo.pop(tp)
             if progress is not None:
                 progress(SampleProgress(len(records), total, time.monotonic() - t0, duration_s))
+        # fetches interleave partitions in arrival order; a sample's order must not depend on it
+        records.sort(key=lambda r: (r.topic, r.partition, r.offset))
         return records
 
     def _call(self, fn: Callable[[], Any]) -> Any:

@@ -1,82 +1,164 @@
-"""Alerts end to end with real processes: ``workbench serve``, a job on the session broker
-with a metric rule, and a webhook receiver. Each transition the job's observations make
-(replayed through the state machine from its ``alerts.jsonl``) arrives exactly once; the
-team's alert list and the job's history agree."""
+"""Alerts end to end with real processes: ``workbench serve``, jobs on the session broker
+with metric and health rules, and real receivers (HTTP for Slack, PagerDuty and the
+webhook; aiosmtpd for email). Each transition arrives exactly once at each receiver, as
+the rule computed by hand says; test-fire over a sample of the same events agrees."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import time
 from datetime import timedelta
 
-from geo_reference import surge_windows
+from geo_reference import s2_id, surge_windows
 from polling import wait_for
 from service_process import Service  # tests/jobs, on the path by conftest.py
-from streaming import START, closed, new_topic, publish_events, surge_spec
+from streaming import START, closed, event_ms, new_topic, publish_events, surge_spec
 
 from workbench.alerts.rules import AlertRule
-from workbench.alerts.state import Evaluator
+from workbench.alerts.state import Evaluator, fingerprint
+from workbench.alerts.testfire import AlertTest, evaluate
+from workbench.generator import Generator, encode
+from workbench.replay import sample_plan
+from workbench.sampling import sample
 
-RULE = {
-    "name": "busy-cell",
-    "when": "bookings >= 2",
-    "group_by": ["tag_s2id", "tag_vehicle_type"],
-    "keep_firing_for": "1m",
-    "summary": "{tag_s2id}: {bookings} bookings",
-    "group_wait": "1s",
-    "notify": ["oncall"],
-}
-
-
-def _lines(service: Service, job_id: int) -> list[dict]:
-    found = []
-    for path in sorted((service.state / "runs").glob(f"{job_id}-*/alerts.jsonl")):
-        found += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return found
+PD_KEY = "R0UTINGKEY0123456789abcdef012345"  # the PagerDuty integration's key (a secret)
+HOT_POINT = {"pickup_lat": -6.1754, "pickup_long": 106.8272}  # one S2 cell, bikes only
+BASELINE = 4800  # eight minutes of bookings at 10 a second
+OUTAGE_S = 60
 
 
-def test_a_job_on_the_broker_notifies_each_transition_once(kafka_broker, http_receiver, tmp_path):
-    hook = http_receiver.endpoint("e2e-oncall")
+def _hot_burst(count: int, second: int) -> list[dict]:
+    """``count`` new bike bookings at one point from ``second`` after START on."""
+    later = START + timedelta(seconds=second)
+    events = Generator(seed=second, start=later, rate_per_s=4, out_of_order_seconds=0).take(
+        "bookings", count * 4
+    )
+    created = [e for e in events if e["status"] == "CREATED"][:count]
+    assert len(created) == count
+    return [{**e, **HOT_POINT, "vehicle_type": "BIKE"} for e in created]
+
+
+def _produce(bootstrap: str, topic: str, events: list[dict]) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for event in events:
+        producer.produce(topic, encode(event, "esb.booking.BookingLogMessage"))
+        producer.poll(0)
+    assert producer.flush(30) == 0
+
+
+def _by_hand(events: list[dict], rule: AlertRule, job: str) -> list[tuple]:
+    """The rule's firing windows over the surge windows computed in Python (closed ones)."""
+    windows = closed(surge_windows(events), events)
+    evaluator, transitions = Evaluator([rule], job), []
+    for end in sorted({k[2] for k in windows}):
+        firing = {}
+        for (cell, vehicle, at), (bookings, _) in windows.items():
+            if at == end and rule_holds(rule, bookings):
+                labels = {"tag_s2id": cell, "tag_vehicle_type": vehicle}
+                firing[fingerprint(job, rule.name, labels)] = {"labels": labels, "values": {}}
+        transitions += evaluator.step(rule.name, end, firing)
+    return _windows(AlertTest(job, [rule], transitions))
+
+
+def rule_holds(rule: AlertRule, bookings: int) -> bool:
+    return bookings > int(rule.when.split(">")[1])  # the test's rules: "bookings > N"
+
+
+def _windows(test: AlertTest) -> list[tuple]:
+    return sorted((sorted(w["labels"].items()), w["firing_at"], w["resolved_at"])
+                  for w in test.windows())  # fmt: skip
+
+
+def test_a_hot_cell_notifies_every_receiver_once_and_test_fire_agrees(
+    kafka_broker, http_receiver, smtp_receiver, spark, tmp_path
+):
+    """A real job with the issue's rule: one cell pushed over the threshold in the third
+    and fifth minute, under it in between (flapping). With ``keep_firing_for: 2m`` Slack,
+    PagerDuty, the webhook and email each get exactly one firing and one resolved
+    notification, as the rule computed by hand says, the webhook after its minute-long
+    outage while the job reads on; test-fire over a saved sample of the same events gives
+    the same firing window."""
     bootstrap = kafka_broker.bootstrap
-    topic = new_topic(bootstrap, "alerts-e2e")
-    sent = publish_events(bootstrap, topic, 2400, rate_per_s=10)  # four minutes of events
-    spec = surge_spec(bootstrap, topic, tmp_path, [], alerts=[RULE],
-                      stream_options={"max_offsets_per_trigger": 400})  # fmt: skip
-    notifiers = {"pricing": {"oncall": {"type": "webhook", "url": hook.url}}}
-    service = Service(tmp_path / "state", tmp_path / "home", config={"notifiers": notifiers})
-    service.start()
+    topic = new_topic(bootstrap, "alerts-e2e", partitions=1)  # in time order: none late
+    baseline = Generator(seed=11, start=START, rate_per_s=10).take("bookings", BASELINE)
+    busiest = max(n for n, _ in surge_windows(baseline).values())
+    hot = [*_hot_burst(busiest + 4, 150), *_hot_burst(busiest + 4, 270)]  # 3rd and 5th minute
+    events = sorted([*baseline, *hot], key=event_ms)
+    _produce(bootstrap, topic, events)
+    rule = {
+        "name": "hot-cell", "when": f"bookings > {busiest}",
+        "group_by": ["tag_s2id", "tag_vehicle_type"], "keep_firing_for": "2m",
+        "severity": "critical", "summary": "{tag_s2id}: {bookings} bookings a minute",
+        "group_wait": "1s", "notify": ["slack", "pd", "hook", "mail"],
+    }  # fmt: skip
+    hooks = {name: http_receiver.endpoint(f"e2e-{name}") for name in ("slack", "pd", "hook")}
+    to = "pricing-oncall@example.org"
+    notifiers = {
+        "slack": {"type": "slack", "url": hooks["slack"].url},
+        "pd": {"type": "pagerduty", "routing_key": "${env:PD_KEY}", "url": hooks["pd"].url},
+        "hook": {"type": "webhook", "url": hooks["hook"].url},
+        "mail": {"type": "email", "to": [to], "from": "workbench@example.org",
+                 "smtp_host": "127.0.0.1", "smtp_port": smtp_receiver.port},
+    }  # fmt: skip
+    spec = surge_spec(bootstrap, topic, tmp_path, [], alerts=[rule], name="hot-e2e",
+                      stream_options={"max_offsets_per_trigger": 600})  # fmt: skip
+    expected = _by_hand(events, spec.alerts[0], spec.name)
+    hot_cell = s2_id(HOT_POINT["pickup_lat"], HOT_POINT["pickup_long"], 13)
+    labels = [("tag_s2id", hot_cell), ("tag_vehicle_type", "BIKE")]
+    window_end = int((START + timedelta(seconds=180)).timestamp() * 1000)
+    assert [(w[0], w[1]) for w in expected] == [(labels, window_end)] and expected[0][2]
+    jumpy = AlertRule.model_validate({**rule, "keep_firing_for": "0s"})
+    assert len(_by_hand(events, jumpy, spec.name)) == 2  # without hysteresis: two windows
+
+    config = {"notifiers": {"pricing": notifiers}, "alerting": {"retry_s": 2, "retry_max_s": 8}}
+    service = Service(tmp_path / "state", tmp_path / "home", env={"PD_KEY": PD_KEY},
+                      config=config).start()  # fmt: skip
     try:
-        body = {"name": "busy-e2e", "team": "pricing", "spec_yaml": spec.to_yaml()}
+        body = {"name": "hot-e2e", "team": "pricing", "spec_yaml": spec.to_yaml()}
         answer = service.api("alice", "POST", "/jobs", body)
         assert answer.status_code == 201, answer.text
-        job_id = answer.json()["id"]
-        expected_points = {k[2] for k in closed(surge_windows(sent.events), sent.events)}
+        service.wait_for("hot-e2e", lambda j: j["status"] == "RUNNING", 180, "running")
+        hooks["hook"].fail(503, seconds=OUTAGE_S)  # the webhook's receiver is down a minute
+        back = time.time() + OUTAGE_S
+        mails = smtp_receiver.wait_for(2, to=to, timeout=OUTAGE_S)
+        got = {name: hooks[name].wait_for(2, timeout=OUTAGE_S) for name in ("slack", "pd")}
+        read_all = lambda: service.job("hot-e2e")["metrics"]["records"] == len(events)  # noqa: E731
+        wait_for(read_all, back - time.time(), "the job to read everything during the outage")
+        got["hook"] = hooks["hook"].wait_for(2, timeout=OUTAGE_S + 30)
+        assert min(r.at for r in got["hook"]) >= back and len(hooks["hook"].attempts()) > 2
 
-        def observed():
-            lines = _lines(service, job_id)
-            return {o["at"] for r in lines for o in r["observations"]} >= expected_points
+        fp = fingerprint(spec.name, "hot-cell", dict(labels))
+        history = service.get("/jobs/hot-e2e/alerts", "alice")["alerts"]
+        assert [(e["fingerprint"], e["status"]) for e in history] == [
+            (fp, "firing"), (fp, "resolved")]  # fmt: skip
+        hook = [r.json for r in got["hook"]]
+        assert [m["status"] for m in hook] == ["firing", "resolved"]
+        assert [[a["fingerprint"] for a in m["alerts"]] for m in hook] == [[fp], [fp]]
+        bookings = surge_windows(events)[(hot_cell, "BIKE", window_end)][0]
+        summary = f"{hot_cell}: {bookings} bookings a minute"  # its value when it fired
+        assert hook[0]["alerts"][0]["annotations"]["summary"] == summary
+        assert summary in json.dumps(got["slack"][0].json["blocks"])
+        pd = [r.json for r in got["pd"]]
+        assert [(e["event_action"], e["dedup_key"], e["routing_key"]) for e in pd] == [
+            ("trigger", fp, PD_KEY), ("resolve", fp, PD_KEY)]  # fmt: skip
+        assert pd[0]["payload"]["severity"] == "critical"
+        titles = ["[FIRING:1] hot-cell hot-e2e", "[RESOLVED] hot-cell hot-e2e"]
+        slack = [r.json for r in got["slack"]]
+        assert [m["blocks"][0]["text"]["text"] for m in slack] == titles
+        assert [m.message["Subject"] for m in mails] == titles
 
-        wait_for(observed, 300, "every closed window observed by the job")
-        assert service.api("alice", "POST", f"/jobs/{job_id}/stop").status_code == 200
-        service.wait_for(job_id, lambda j: j["status"] == "STOPPED", 120, "the job to stop")
-        lines = _lines(service, job_id)
-        rule = AlertRule.model_validate(RULE)
-        transitions = Evaluator([rule], "busy-e2e").feed(
-            o for line in lines for o in line["observations"]
-        )
-        want = sorted((t.fingerprint, t.status) for t in transitions)
-        assert {"firing", "resolved"} <= {s for _, s in want}
-
-        def got():
-            alerts = [a for r in hook.delivered() for a in r.json["alerts"]]
-            return sorted((a["fingerprint"], a["status"]) for a in alerts)
-
-        wait_for(lambda: len(got()) >= len(want), 60, "every transition notified")
-        assert got() == want  # each exactly once
-        history = service.get("/jobs/busy-e2e/alerts?last=10000", "alice")["alerts"]
-        assert sorted((e["fingerprint"], e["status"]) for e in history) == want
-        assert service.get("/alerts", "bob")["alerts"] == []
+        # test-fire over a saved sample of the same events: the same firing window
+        path = sample(spec, last=len(events)).save(tmp_path / "all.sample.json")
+        with sample_plan(spark, [path], spec=spec) as (plan, undecodable):
+            test = evaluate(plan.result, spec.alerts, spec.name)
+        assert undecodable == 0 and _windows(test) == expected
+        # meanwhile nothing more was sent: one notification per transition and receiver
+        assert [len(h.delivered()) for h in hooks.values()] == [2, 2, 2]
+        assert len(smtp_receiver.mails(to)) == 2
     finally:
         service.stop_all()
         service.stop()

@@ -11,7 +11,7 @@ from jobkit import make_config
 
 from workbench.alerts import outbox
 from workbench.alerts.rules import AlertRule
-from workbench.alerts.tables import OutboxRow
+from workbench.alerts.tables import AlertRow, OutboxRow
 from workbench.jobs.db import Job, now, open_database
 
 
@@ -75,3 +75,22 @@ def test_the_summary_is_rendered_and_the_link_is_the_health_page():
     assert outbox.rendered(down, "surge", {}, {"offsets_behind_latest": 9}) == {
         "summary": "9 behind", "description": ""
     }  # fmt: skip
+
+
+def test_prune_keeps_pending_rows_and_those_of_firing_alerts(db):
+    hot = AlertRule.model_validate(rule(group_wait="0s", notify=("a",)))
+    start = datetime(2026, 11, 24, 8, tzinfo=UTC)
+    with db.session() as s:
+        job = _job(s)
+        for cell, status in (("7", "firing"), ("8", "resolved"), ("9", "resolved")):
+            s.add(AlertRow(fingerprint=f"fp{cell}", job_id=job.id, team="pricing", rule="hot",
+                           status=status, starts_at=start))  # fmt: skip
+            outbox.enqueue(s, job, hot, _alert(job, hot, cell), "http://wb/", hot.notify)
+    with db.session() as s:
+        rows = {r.fingerprint: r for r in s.query(OutboxRow)}
+        outbox.mark_sent(s, [rows["fp7"].id, rows["fp8"].id])  # fp9's delivery still pending
+    with db.session() as s:
+        assert outbox.prune(s, 120, now() + timedelta(hours=119)) == 0  # within the retention
+        assert outbox.prune(s, 120, now() + timedelta(hours=121)) == 1
+    with db.session() as s:
+        assert sorted(r.fingerprint for r in s.query(OutboxRow)) == ["fp7", "fp9"]

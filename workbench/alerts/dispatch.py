@@ -40,6 +40,7 @@ from workbench.jobs.db import Database, Job, now
 
 LOG = logging.getLogger(__name__)
 REPEAT_EVERY_S = 5.0
+PRUNE_EVERY_S = 3600.0
 WORKERS = 8
 
 
@@ -51,7 +52,7 @@ class Dispatcher:
         self._pool: ThreadPoolExecutor | None = None
         self._busy: set[tuple[str, str]] = set()  # (team, receiver) with a send in flight
         self._busy_lock = threading.Lock()
-        self._repeated_at = 0.0
+        self._repeated_at = self._pruned_at = 0.0
 
     def start(self) -> None:
         if self._thread is not None:
@@ -86,6 +87,9 @@ class Dispatcher:
             self._repeated_at = moment
             with self.db.session() as s:
                 self.repeat(s)
+                if moment - self._pruned_at >= PRUNE_EVERY_S:
+                    self._pruned_at = moment
+                    outbox.prune(s, self.config.alerting.retention_h)
         with self.db.session() as s:
             groups = outbox.due_groups(s)
         for team, receiver, key in groups:

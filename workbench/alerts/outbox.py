@@ -6,7 +6,8 @@ its rule names, due after the rule's ``group_wait``; its payload is a one-alert
 pending rows of one group (job, rule, firing or resolved) and receiver as one
 notification, then marks them ``sent``; a failed delivery leaves them ``pending``, due
 again after a capped exponential backoff. Silenced and needless rows are marked
-``silenced`` / ``skipped``, never deleted.
+``silenced`` / ``skipped``; :func:`prune` deletes rows done for longer than the retention
+(``alerting.retention_h``) once their alert is no longer firing, never a pending one.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from workbench.alerts.tables import PENDING, SENT, OutboxRow
+from workbench.alerts.tables import PENDING, SENT, AlertRow, OutboxRow
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Job, now
 
@@ -167,6 +168,19 @@ def mark_failed(
         row.next_attempt_at = now() + timedelta(seconds=delay)
         row.last_error = error[:2000]
     return delay
+
+
+def prune(s: Session, retention_h: float, at: datetime | None = None) -> int:
+    """Delete the rows done (sent, silenced, skipped) before ``retention_h`` hours ago whose
+    alert is not firing (a firing alert's rows say whom to repeat and resolve to); how many."""
+    firing = select(AlertRow.fingerprint).where(AlertRow.status == "firing")
+    cutoff = (at or now()) - timedelta(hours=retention_h)
+    done = delete(OutboxRow).where(
+        OutboxRow.status != PENDING,
+        OutboxRow.created_at < cutoff,
+        OutboxRow.fingerprint.not_in(firing),
+    )
+    return int(s.execute(done).rowcount or 0)  # type: ignore[attr-defined]
 
 
 def _rows(s: Session, ids: Sequence[int]) -> list[OutboxRow]:

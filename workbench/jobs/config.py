@@ -71,6 +71,8 @@ class Alerting(_Model):
     timeout_s: float = Field(default=10.0, gt=0)
     #: the window over which no_data, no_sink_write and the ratios are measured
     health_window_s: float = Field(default=60.0, gt=0)
+    #: hours a delivered (or silenced) notification is kept once its alert stopped firing
+    retention_h: float = Field(default=120.0, gt=0)
 
 
 def _default_clusters() -> dict[str, Cluster]:

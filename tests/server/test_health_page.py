@@ -21,7 +21,7 @@ SCREENSHOTS = Path("/tmp/a4")
 BATCH_CHARTS = (
     "Input and processed rate",
     "Batch duration",
-    "Offsets behind latest",
+    "Offsets behind latest (as each batch was planned)",
     "Watermark delay (batch time - watermark)",
     "Late rows and dead letters per batch",
 )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import json
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from workbench.server.handlers import ApiHandler
@@ -168,15 +169,33 @@ def _alerts(alerts: list[dict] | None) -> str:
         return '<p class="muted">no alerts yet</p>'
     rows = "".join(
         f"<tr><td>{_cell(a.get('rule'))}</td><td>{_cell(a.get('status'))}</td>"
-        f"<td>{html.escape(json.dumps(a.get('labels') or {}))}</td>"
-        f"<td>{_cell(a.get('starts_at'))}</td><td>{_cell(a.get('ends_at'))}</td>"
-        f"<td>{html.escape(json.dumps(a.get('last_value') or {})[:200])}</td></tr>"
+        f"<td>{_cell(_pairs(a.get('labels')))}</td>"
+        f"<td>{_cell(_when(a.get('starts_at')))}</td><td>{_cell(_when(a.get('ends_at')))}</td>"
+        f"<td>{_cell(_pairs(a.get('last_value'))[:200])}</td></tr>"
         for a in alerts
     )
     return (
         '<table class="alerts"><tr><th>rule</th><th>status</th><th>labels</th><th>since</th>'
         f"<th>until</th><th>value</th></tr>{rows}</table>"
     )
+
+
+def _pairs(values: dict | None) -> str:
+    """``k=v, k=v`` as the CLI shows labels and values."""
+    return ", ".join(f"{k}={v}" for k, v in (values or {}).items())
+
+
+def _when(value: Any) -> str | None:
+    """A database time (a datetime, or text from SQLite), UTC to the second."""
+    if not value:
+        return None
+    try:
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)  # the database keeps UTC
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _outputs(health: Health) -> str:

@@ -141,7 +141,7 @@ def charts(runs: Sequence[Sequence[Batch]]) -> list[Chart]:
         ),
         Chart("Batch duration", "s", [line("duration", lambda b: b.duration_s, BLUE)], True),
         Chart(
-            "Offsets behind latest",
+            "Offsets behind latest (as each batch was planned)",
             "",
             [line("behind", lambda b: b.offsets_behind, ORANGE)],
             area=True,

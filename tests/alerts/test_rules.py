@@ -164,6 +164,14 @@ def test_annotations_fill_the_templates():
     assert render("{a", {"a": 1}) == "{a"
 
 
+def test_a_rule_without_a_summary_says_what_holds():
+    bare = {k: v for k, v in HOT.items() if k != "summary"}
+    notes = AlertRule.model_validate(bare).annotations("surge", {"tag_s2id": "3"}, {"bookings": 9})
+    assert notes["summary"] == f"hot-cell on surge: {HOT['when']} (bookings=9)"
+    quiet = AlertRule.model_validate({"name": "quiet", "health": "no_data"})
+    assert quiet.default_summary("surge", {}) == "quiet on surge: no_data"
+
+
 def test_alerts_and_notifiers_do_not_change_the_state_layout():
     """Editing a rule keeps the checkpoint: spec_hash leaves alerts and notifiers out."""
     assert spec_hash(parsed()) == spec_hash(parsed(alerts=[HOT], notifiers=ONCALL))

@@ -86,7 +86,7 @@ def rendered(rule: AlertRule, job: str, labels: dict, values: dict) -> dict[str,
     first = next(iter(values.values()), "")
     fields = {**values, "value": first, "rule": rule.name, "job": job}
     return {
-        "summary": render(rule.summary, fields),
+        "summary": render(rule.summary, fields) or rule.default_summary(job, values),
         "description": render(rule.description, fields),
     }
 

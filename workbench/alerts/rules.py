@@ -286,9 +286,17 @@ class AlertRule(BaseModel):
         first = next((values[c] for c in self.when_columns if c in values), "")
         fields = {**values, **labels, "value": first, "rule": self.name, "job": job}
         return {
-            "summary": render(self.summary, fields),
+            "summary": render(self.summary, fields) or self.default_summary(job, values),
             "description": render(self.description, fields),
         }
+
+    def default_summary(self, job: str, values: Mapping[str, Any]) -> str:
+        """The summary of a rule without one: ``hot-cell on surge: bookings > 300
+        (bookings=412)``."""
+        shown = ", ".join(f"{k}={v}" for k, v in values.items())
+        return f"{self.name} on {job}: {self.when or self.health}" + (
+            f" ({shown})" if shown else ""
+        )
 
 
 def _columns_of(text: str) -> list[tuple[str, int, int]]:

@@ -89,6 +89,8 @@ class Receiver:
         self._server: ThreadingHTTPServer | None = None
 
     def up(self) -> None:
+        if self._server is not None:
+            return
         record = self._record
 
         class Handler(BaseHTTPRequestHandler):

@@ -33,7 +33,8 @@ per S2 cell, vehicle type and minute), submitted through the REST API, one Spark
    observations), from the job's ``progress.jsonl``, its first two batches left out
    (warm-up). b/a and c/a are shown as the mean of the runs' records/s over the (a) runs'
    mean, and as the median micro-batch rate over (a)'s (less moved by other work on the
-   machine). Target: ≥ 0.95.
+   machine). Target: ≥ 0.95. Beside each run, the CPU seconds the service process used
+   meanwhile (its ingestion and delivery compete with the job on a small machine).
 
 Defaults take ~12 minutes on two cores (runs a b c a c b a); ``--quick`` (3 crossings,
 40,000 records, runs a b c) ~4.
@@ -159,6 +160,12 @@ class Service:
     def stop_job(self, job: int) -> None:
         self.call("POST", f"jobs/{job}/stop")
         self.wait(job, lambda v: v["run"] is None, "stopped", 120)
+
+    def cpu_s(self) -> float:
+        """CPU seconds the service process has used (its ingestion and dispatch threads;
+        not its jobs, which are processes of their own)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def run_dir(self, job: int) -> Path:
         return max((self.state / "runs").glob(f"{job}-*"), key=lambda p: p.stat().st_mtime)
@@ -440,6 +447,7 @@ class Run:
     seconds: float
     wall: float
     batch_rates: list[float]
+    service_cpu_s: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -472,6 +480,7 @@ def run_backlog(service: Service, bench: Bench, topic: str, variant: str, name: 
     rules = [] if variant == "a" else throughput_rules()
     spec = surge_spec(name, bench.bootstrap, topic, bench.root, trigger_interval="0s",
                       stream=stream, alerts=rules)  # fmt: skip
+    cpu = service.cpu_s()
     job = submit(service, name, spec)
     run = service.run_dir(job)
 
@@ -479,6 +488,7 @@ def run_backlog(service: Service, bench: Bench, topic: str, variant: str, name: 
         return sum(b["input_rows"] for b in jsonl(run / "progress.jsonl")) >= records
 
     service.wait(job, done, f"through {records:,} records", 900)
+    cpu = service.cpu_s() - cpu
     service.stop_job(job)
     batches = [b for b in jsonl(run / "progress.jsonl") if b["input_rows"]]
     timed = batches[WARMUP_BATCHES:] or batches
@@ -489,6 +499,7 @@ def run_backlog(service: Service, bench: Bench, topic: str, variant: str, name: 
         sum(b["duration_ms"] for b in timed) / 1000,
         timed[-1]["time"] - first,
         [b["input_rows"] * 1000 / max(b["duration_ms"], 1) for b in timed],
+        cpu,
     )
 
 
@@ -500,7 +511,7 @@ def measure_throughput(service: Service, receiver: Receiver, bench: Bench) -> No
     print(f"\nthroughput over {records:,} pre-loaded bookings, {records // 10:,} a batch, one "
           f"fresh job a run (its first {WARMUP_BATCHES} batches not timed):")  # fmt: skip
     print(f"  {'run':<34}{'batches':>7}{'records':>10}{'batch s':>9}{'records/s':>11}"
-          f"{'median batch':>14}{'wall s':>8}")  # fmt: skip
+          f"{'median batch':>14}{'wall s':>8}{'service CPU s':>15}")  # fmt: skip
     for n, variant in enumerate(QUICK_ORDER if bench.args.quick else ORDER, 1):
         name = f"tput-{variant}-{n}"
         if variant == "c":
@@ -513,7 +524,7 @@ def measure_throughput(service: Service, receiver: Receiver, bench: Bench) -> No
         label = f"{n}. {VARIANTS[variant]}"
         print(f"  {label:<34}{len(run.batch_rates):>7}{run.rows:>10,}{run.seconds:>9.1f}"
               f"{run.rate:>11,.0f}{statistics.median(run.batch_rates):>14,.0f}"
-              f"{run.wall:>8.1f}", flush=True)  # fmt: skip
+              f"{run.wall:>8.1f}{run.service_cpu_s:>15.1f}", flush=True)  # fmt: skip
         if variant == "c":
             print_redelivery(service, receiver, name)
 

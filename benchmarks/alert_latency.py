@@ -109,10 +109,10 @@ class Receiver:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def down(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
 
     def _record(self, at: float, body: dict[str, Any]) -> None:
         with self._lock:
@@ -253,30 +253,33 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 # --- 1. latency ---------------------------------------------------------------------------
 
 
-class Background(threading.Thread):
-    """Bookings in real time (event time = wall time) until :meth:`stop`."""
+@contextlib.contextmanager
+def background(bootstrap: str, topic: str, rate: float) -> Iterator[None]:
+    """Bookings published in real time (event time = wall time) while inside; raises on
+    the way out if publishing failed."""
+    from workbench.producer import publish
 
-    def __init__(self, bootstrap: str, topic: str, rate: float):
-        super().__init__(daemon=True)
-        self.bootstrap, self.topic, self.rate = bootstrap, topic, rate
-        self._finish = threading.Event()
-        self.error: BaseException | None = None
+    finish, failed = threading.Event(), list[BaseException]()
+    events = booking_preload.FastGenerator(
+        seed=3, start=datetime.now(UTC), rate_per_s=rate, out_of_order_seconds=2.0
+    )
 
-    def run(self) -> None:
-        from workbench.producer import publish
-
-        events = booking_preload.FastGenerator(
-            seed=3, start=datetime.now(UTC), rate_per_s=self.rate, out_of_order_seconds=2.0
-        )
+    def produce() -> None:
         try:
-            publish(self.bootstrap, "bookings", topic=self.topic, duration_s=10**9,
-                    generator=events, speedup=1.0, stop=self._finish.is_set)  # fmt: skip
-        except BaseException as err:  # noqa: BLE001 - reported by the benchmark
-            self.error = err
+            publish(bootstrap, "bookings", topic=topic, duration_s=10**9, generator=events,
+                    speedup=1.0, stop=finish.is_set)  # fmt: skip
+        except BaseException as err:  # noqa: BLE001 - raised in the benchmark's thread
+            failed.append(err)
 
-    def stop(self) -> None:
-        self._finish.set()
-        self.join(30)
+    thread = threading.Thread(target=produce, name="background-bookings", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        finish.set()
+        thread.join(30)
+    if failed:
+        raise RuntimeError(f"the background producer failed: {failed[0]}")
 
 
 @dataclass
@@ -359,42 +362,43 @@ def split(crossing: Crossing, run: Path, fingerprint: str) -> None:
 
 
 def measure_latency(service: Service, receiver: Receiver, bench: Bench) -> list[Crossing]:
-    from confluent_kafka import Producer
-
-    from workbench.infra.kafka import LOG, create_topics
+    """The latency job on a live topic: ``--crossings`` crossings timed, then stopped."""
+    from workbench.infra.kafka import create_topics
 
     args = bench.args
     topic = f"alerts-live-{uuid.uuid4().hex[:6]}"
     create_topics(bench.bootstrap, {topic: 3})
-    background = Background(bench.bootstrap, topic, args.rate)
-    background.start()
     rule = {"name": RULE, "when": f"bookings >= {args.threshold}", "group_by": ["tag_s2id"],
             "group_wait": "0s", "summary": "{tag_s2id}: {bookings} bookings",
             "notify": [HOOK]}  # fmt: skip
     spec = surge_spec("alert-latency", bench.bootstrap, topic, bench.root,
                       emit="updates", trigger_interval=args.trigger, alerts=[rule])  # fmt: skip
-    producer = Producer({"bootstrap.servers": bench.bootstrap, "linger.ms": 0, "logger": LOG})
-    rng, trigger_s = random.Random(11), spec_trigger_s(args.trigger)
-    crossings: list[Crossing] = []
-    try:
+    with background(bench.bootstrap, topic, args.rate):
         job = submit(service, "alert-latency", spec)
         service.wait(job, lambda v: (v["metrics"]["batches"] or 0) >= 3, "warm", 300)
-        run, seen = service.run_dir(job), set[str]()
-        for index in range(args.crossings):
-            time.sleep(rng.uniform(0, trigger_s))  # a random moment of the trigger cycle
-            crossing = Crossing(cross(producer, topic, index, args.threshold))
-            crossing.received, fingerprint = firing_receipt(receiver, seen, 60 + 3 * trigger_s)
-            seen.add(fingerprint)
-            time.sleep(0.5)  # the job's files are written before the notification; flushed
-            split(crossing, run, fingerprint)
-            crossings.append(crossing)
-            print(f"  crossing {index + 1}: {crossing.latency:5.2f} s", flush=True)
-        bench.unexpected = len({a["fingerprint"] for _, a in receiver.alerts()} - seen)
+        crossings = time_crossings(service.run_dir(job), receiver, bench, topic)
         service.stop_job(job)
-    finally:
-        background.stop()
-    if background.error is not None:
-        raise RuntimeError(f"the background producer failed: {background.error}")
+    return crossings
+
+
+def time_crossings(run: Path, receiver: Receiver, bench: Bench, topic: str) -> list[Crossing]:
+    from confluent_kafka import Producer
+
+    from workbench.infra.kafka import LOG
+
+    producer = Producer({"bootstrap.servers": bench.bootstrap, "linger.ms": 0, "logger": LOG})
+    rng, trigger_s = random.Random(11), spec_trigger_s(bench.args.trigger)
+    crossings, seen = list[Crossing](), set[str]()
+    for index in range(bench.args.crossings):
+        time.sleep(rng.uniform(0, trigger_s))  # a random moment of the trigger cycle
+        crossing = Crossing(cross(producer, topic, index, bench.args.threshold))
+        crossing.received, fingerprint = firing_receipt(receiver, seen, 60 + 3 * trigger_s)
+        seen.add(fingerprint)
+        time.sleep(0.5)  # the job's files are written before the notification; flushed
+        split(crossing, run, fingerprint)
+        crossings.append(crossing)
+        print(f"  crossing {index + 1}: {crossing.latency:5.2f} s", flush=True)
+    bench.unexpected = len({a["fingerprint"] for _, a in receiver.alerts()} - seen)
     return crossings
 
 

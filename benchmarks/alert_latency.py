@@ -36,7 +36,7 @@ per S2 cell, vehicle type and minute), submitted through the REST API, one Spark
    machine). Target: ≥ 0.95. Beside each run, the CPU seconds the service process used
    meanwhile (its ingestion and delivery compete with the job on a small machine).
 
-Defaults take ~12 minutes on two cores (runs a b c a c b a); ``--quick`` (3 crossings,
+Defaults take ~10 minutes on two cores (runs a b c a c b a); ``--quick`` (3 crossings,
 40,000 records, runs a b c) ~4.
 
     .venv/bin/python benchmarks/alert_latency.py [--crossings 10] [--records 200000]

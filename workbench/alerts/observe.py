@@ -6,9 +6,10 @@ rows; at each point it lists the label sets (``group_by`` values) whose rows sat
 ``when``, with their values (``when``'s and the templates' columns). A point where
 nothing matches is listed too, with no label sets, so the state machine sees "false".
 
-All rules are evaluated in one Spark query per call: each row becomes one entry per rule
-(time, condition, labels and values as JSON), grouped by (rule, point), each point's
-matches collected as one JSON text.
+All rules are evaluated in one Spark projection per call, without a shuffle: each result
+row gives its points, whether each rule's ``when`` holds, its labels and values; the rows
+are grouped by (rule, point) in Python. A micro-batch's result rows are few (one per group
+updated) and the job has them cached, so this costs one pass over them.
 """
 
 from __future__ import annotations
@@ -47,18 +48,32 @@ def observe(df: DataFrame, rules: Sequence[AlertRule], job: str) -> list[Observa
     metric = [r for r in rules if r.kind == "metric"]
     if not metric:
         return []
-    out = []
-    for index, at, hits in _points(df, metric).collect():
-        rule = metric[index]
-        firing: dict[str, dict] = {}
-        for hit in sorted(json.loads(hits), key=lambda h: (h["l"], h["v"])):
-            labels = json.loads(hit["l"])
+    shape = _Shape(metric)
+    points: dict[tuple[int, int], dict[str, dict]] = {}
+    for row in shape.projection(df).collect():
+        values: dict[str, Any] | None = None
+        for index, rule in enumerate(metric):
+            at = row[shape.time_slot[index]]
+            if at is None:
+                continue
+            firing = points.setdefault((index, int(at)), {})
+            if not row[shape.hit_slot(index)]:
+                continue
+            values = json.loads(row[-1]) if values is None else values
+            labels = {c: row[shape.label_slot[c]] for c in rule.group_by}
             firing[fingerprint(job, rule.name, labels)] = {
-                "labels": labels,
-                "values": json.loads(hit["v"]),
-            }
-        out.append(Observation(rule.name, int(at), firing))
+                "labels": labels, "values": {c: values.get(c) for c in rule.value_columns},
+            }  # fmt: skip
+    out = [
+        Observation(metric[index].name, at, dict(sorted(firing.items(), key=_by_labels)))
+        for (index, at), firing in points.items()
+    ]
     return sorted(out, key=lambda o: (o.at, o.rule))
+
+
+def _by_labels(item: tuple[str, dict]) -> tuple[str, str]:
+    hit = item[1]
+    return json.dumps(hit["labels"], sort_keys=True), json.dumps(hit["values"], default=str)
 
 
 def check(df: DataFrame, rules: Sequence[AlertRule]) -> None:
@@ -86,32 +101,32 @@ def check(df: DataFrame, rules: Sequence[AlertRule]) -> None:
             )
 
 
-def _points(df: DataFrame, rules: Sequence[AlertRule]) -> DataFrame:
-    """(r: rule index, at, hits: JSON [{l: labels JSON, v: values JSON}]) per rule and point:
-    one query, written as SQL text so that building it costs a few calls into the JVM."""
-    from pyspark.sql import functions as F
+class _Shape:
+    """The columns of the one projection all rules are evaluated with (no shuffle): each
+    time column as epoch ms, each rule's ``when`` as a boolean, each ``group_by`` column as
+    text, and all value columns as one JSON text (last). Few expressions, so Spark analyses
+    it quickly; the grouping by rule and point is done on the collected rows."""
 
-    types = {f.name: f.dataType for f in df.schema.fields}
-    entries = ", ".join(_entry(i, rule, types) for i, rule in enumerate(rules))
-    hits = "to_json(collect_list(CASE WHEN hit THEN named_struct('l', labels, 'v', vals) END))"
-    return (
-        df.selectExpr(f"inline(array({entries}))")
-        .where("at IS NOT NULL")
-        .groupBy("r", "at")
-        .agg(F.expr(hits).alias("hits"))
-    )
+    def __init__(self, rules: Sequence[AlertRule]):
+        self.rules = rules
+        self.times = list(dict.fromkeys(r.time for r in rules))
+        self.time_slot = [self.times.index(r.time) for r in rules]
+        self.labels = list(dict.fromkeys(c for r in rules for c in r.group_by))
+        start = len(self.times) + len(rules)
+        self.label_slot = {c: start + i for i, c in enumerate(self.labels)}
+        self.values = list(dict.fromkeys(c for r in rules for c in r.value_columns))
 
+    def hit_slot(self, index: int) -> int:
+        return len(self.times) + index
 
-def _entry(index: int, rule: AlertRule, types: dict[str, DataType]) -> str:
-    """One rule's struct for a row: index, point, whether ``when`` holds, labels and values."""
-    hit = f"coalesce(CAST(({rule.when}) AS BOOLEAN), false)"
-    labels = [f"{_lit(c)}, coalesce(CAST({_col(c)} AS STRING), '')" for c in rule.group_by]
-    values = [f"{_lit(c)}, {_col(c)}" for c in rule.value_columns]
-    return (
-        f"named_struct('r', {index}, 'at', {epoch_ms(_col(rule.time), types.get(rule.time))}, "
-        f"'hit', {hit}, 'labels', CASE WHEN {hit} THEN {_json(labels)} END, "
-        f"'vals', CASE WHEN {hit} THEN {_json(values)} END)"
-    )
+    def projection(self, df: DataFrame) -> DataFrame:
+        types = {f.name: f.dataType for f in df.schema.fields}
+        return df.selectExpr(
+            *(epoch_ms(_col(t), types.get(t)) for t in self.times),
+            *(f"coalesce(CAST(({r.when}) AS BOOLEAN), false)" for r in self.rules),
+            *(f"coalesce(CAST({_col(c)} AS STRING), '')" for c in self.labels),
+            f"to_json({_struct([f'{_lit(c)}, {_col(c)}' for c in self.values])})",
+        )
 
 
 def _col(name: str) -> str:
@@ -123,8 +138,8 @@ def _lit(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _json(fields: list[str]) -> str:
-    return f"to_json(named_struct({', '.join(fields)}))" if fields else "'{}'"
+def _struct(fields: list[str]) -> str:
+    return f"named_struct({', '.join(fields)})" if fields else "map()"
 
 
 def epoch_ms(column: str, data_type: DataType | None) -> str:

@@ -17,6 +17,7 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -266,12 +267,12 @@ class AlertRule(BaseModel):
     def condition(self) -> HealthCondition | None:
         return parse_health(self.health) if self.health is not None else None
 
-    @property
+    @cached_property  # parsing ``when`` costs ~0.3 ms; observe asks per matched row
     def when_columns(self) -> list[str]:
         """The result columns ``when`` reads, in order of appearance."""
         return list(dict.fromkeys(name for name, _, _ in _columns_of(self.when or "")))
 
-    @property
+    @cached_property
     def value_columns(self) -> list[str]:
         """Columns whose values an observation carries: ``when``'s, then the templates'
         (not the labels, which it carries anyway)."""

@@ -80,3 +80,13 @@ def test_a_silence_of_other_labels_does_not_apply(alert_service, http_receiver):
     service.silence(bob, "hot", labels={"service_area_id": "8"}, duration="1h", comment="x")
     submit(service, "hot-not-silenced", "fire:2-1000", [rule()], {"hook": hook.url})
     assert statuses(hook.wait_for(1, timeout=30)) == ["firing"]
+
+
+def test_a_firing_alert_is_sent_again_every_repeat_interval(alert_service, http_receiver):
+    hook = http_receiver.endpoint("dispatch-repeat")
+    service = alert_service()
+    submit(service, "hot-repeat", "fire:2-1000", [rule(repeat_interval="2s")], {"hook": hook.url})
+    first, again = hook.wait_for(2, timeout=30)
+    assert statuses([first, again]) == ["firing", "firing"] and again.at - first.at >= 2
+    fingerprints = [[a["fingerprint"] for a in r.json["alerts"]] for r in (first, again)]
+    assert fingerprints[0] == fingerprints[1] and len(fingerprints[0]) == 1

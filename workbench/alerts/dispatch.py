@@ -178,18 +178,26 @@ class Dispatcher:
     # -- repeats --------------------------------------------------------------------------
     def repeat(self, s: Session) -> None:
         """Queue a firing notification again for each alert still firing whose last one,
-        per receiver, was delivered ``repeat_interval`` ago or muted by an ended silence."""
+        per receiver, was delivered ``repeat_interval`` ago or muted by an ended silence.
+        A few queries whatever the number of alerts firing (the last rows in one)."""
         link = outbox.base_url(self.config)
+        last = outbox.last_firing_rows(s)
+        muting: dict[str, list] = {}
         for row in s.scalars(select(AlertRow).where(AlertRow.status == "firing")):
             job = s.get(Job, row.job_id)
             rules = self.book.of(s, job) if job is not None else None
             rule = rules.rule(row.rule) if rules is not None else None
             if job is None or rule is None:
                 continue
+            if job.team not in muting:
+                muting[job.team] = silences.active(s, job.team)
             labels = json.loads(row.labels_json or "{}")
-            muted = silences.silenced(silences.active(s, job.team), row.rule,
+            muted = silences.silenced(muting[job.team], row.rule,
                                       {**labels, "job": job.name}) is not None  # fmt: skip
-            due = [r for r in rule.notify if self._repeat_due(s, row, r, rule, muted)]
+            due = [
+                r for r in rule.notify
+                if _repeat_due(last.get((row.fingerprint, r)), rule.repeat_interval_ms, muted)
+            ]  # fmt: skip
             if due:
                 values = json.loads(row.last_value_json or "{}")
                 alert = outbox.make_alert(
@@ -197,16 +205,17 @@ class Dispatcher:
                 )
                 outbox.enqueue(s, job, rule, alert, link, due)
 
-    @staticmethod
-    def _repeat_due(s: Session, row: AlertRow, receiver: str, rule: Any, muted: bool) -> bool:
-        last = outbox.last_firing(s, row.fingerprint, receiver)
-        if last is None:
-            return False  # a receiver added to the rule after the alert fired
-        if last.status == SILENCED:
-            return not muted
-        if last.status == SENT and last.sent_at is not None:
-            return now() - last.sent_at >= timedelta(milliseconds=rule.repeat_interval_ms)
-        return False
+
+def _repeat_due(last: OutboxRow | None, repeat_ms: int, muted: bool) -> bool:
+    """Whether an alert firing still is due again at a receiver whose newest firing row
+    is ``last``."""
+    if last is None:
+        return False  # a receiver added to the rule after the alert fired
+    if last.status == SILENCED:
+        return not muted
+    if last.status == SENT and last.sent_at is not None:
+        return now() - last.sent_at >= timedelta(milliseconds=repeat_ms)
+    return False
 
 
 def _notification(payloads: list[dict[str, Any]]) -> Any:

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from workbench.alerts.tables import PENDING, SENT, AlertRow, OutboxRow
@@ -147,6 +147,18 @@ def last_firing(s: Session, fp: str, receiver: str, before: int | None = None) -
     if before is not None:
         query = query.where(OutboxRow.id < before)
     return s.scalars(query.order_by(OutboxRow.id.desc()).limit(1)).first()
+
+
+def last_firing_rows(s: Session) -> dict[tuple[str, str], OutboxRow]:
+    """The newest firing row per (fingerprint, receiver) of every alert firing now."""
+    newest = (
+        select(func.max(OutboxRow.id))
+        .join(AlertRow, AlertRow.fingerprint == OutboxRow.fingerprint)
+        .where(AlertRow.status == "firing", OutboxRow.kind == "firing")
+        .group_by(OutboxRow.fingerprint, OutboxRow.receiver)
+    )
+    rows = s.scalars(select(OutboxRow).where(OutboxRow.id.in_(newest)))
+    return {(r.fingerprint, r.receiver): r for r in rows}
 
 
 def mark_sent(s: Session, ids: Sequence[int]) -> None:

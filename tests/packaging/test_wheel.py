@@ -25,6 +25,7 @@ from workbench import __version__
 from workbench.infra.ports import free_ports, port_taken
 
 ROOT = Path(__file__).resolve().parents[2]
+EXTENSION = "extensions/dagger-workbench"
 pytestmark = pytest.mark.timeout(1800)
 #: Settings of the checkout's shell that would point the installed package back at it.
 DROPPED = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
@@ -133,6 +134,16 @@ def test_jupyter_lists_the_lab_extension_enabled(venv, place, env):
     listed = _run([str(venv / "jupyter"), "labextension", "list"], env, place)
     line = next(x for x in listed.splitlines() if "@dagger-workbench/lab" in x)
     assert "enabled" in line and "OK" in line and "(python, dagger-workbench)" in line, listed
+    source = json.loads((ROOT / EXTENSION / "package.json").read_text(encoding="utf-8"))
+    installed = venv.parent / "share" / "jupyter" / "labextensions" / "@dagger-workbench" / "lab"
+    built = json.loads((installed / "package.json").read_text(encoding="utf-8"))
+    assert built["name"] == source["name"] == "@dagger-workbench/lab"
+    assert f"@dagger-workbench/lab v{source['version']} enabled" in line
+    schemas = source["jupyterlab"].get("schemaDir")  # every plugin's settings, when declared
+    if schemas:
+        expected = sorted(p.name for p in (ROOT / EXTENSION / schemas).glob("*.json"))
+        shipped = installed / "schemas" / "@dagger-workbench" / "lab"
+        assert expected and sorted(p.name for p in shipped.glob("*.json")) == expected
 
 
 def test_jupyter_server_enables_the_job_service_extension(venv, place, env):
@@ -179,4 +190,5 @@ def test_the_demo_runs_from_the_installed_package(venv, place, env, capsys):
     state = place / "cache" / "dagger-workbench"
     assert f"kafka broker at 127.0.0.1:{port} (state in {state / 'kafka'})" in shown
     assert "dagger 'surge-pricing':" in shown and str(state / "demo" / "parquet") in shown
+    assert "check: all" in shown and "closed windows match" in shown
     assert list((state / "jars").glob("*/*.jar"))  # fetched into the cache by the package

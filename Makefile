@@ -2,10 +2,12 @@
 #   make demo    set up, then run the demo dagger on the embedded default
 #   make test    set up, then run the whole test suite
 #   make check   ruff (lint + format check) and mypy on workbench/
-#   make kernel  install the "Dagger Workbench (PySpark)" Jupyter kernel into .venv and
-#                enable the job service's Jupyter server extension there
-#   make lab     set up, install the kernel, then start JupyterLab on notebooks/
-#                (LAB_ARGS="--no-browser --port 8888 ..." passes options to jupyter lab)
+#   make kernel  install the "Dagger Workbench (PySpark)" Jupyter kernel into .venv (pip
+#                install enables the job service's Jupyter server extension there)
+#   make labextension  build the JupyterLab extension (extensions/dagger-workbench) into
+#                workbench/labextension and point .venv's copy at it
+#   make lab     set up, install the kernel and the lab extension, then start JupyterLab on
+#                notebooks/ (LAB_ARGS="--no-browser --port 8888 ..." passes options to it)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -14,13 +16,16 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 export WORKBENCH_HOME ?= $(CURDIR)/.workbench
 
-.PHONY: setup demo test check clean kernel lab
+LABEXT := $(VENV)/share/jupyter/labextensions/@dagger-workbench/lab
+
+.PHONY: setup demo test check clean kernel lab labextension
 LAB_ARGS ?=
 
 setup: $(STAMP) system
 	$(BIN)/workbench setup
 
-$(STAMP): pyproject.toml
+# Node.js (from `system`) first: pip's build hook compiles the lab extension
+$(STAMP): pyproject.toml | system
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[dev]"
@@ -36,16 +41,19 @@ test-system:
 demo: setup
 	$(BIN)/workbench demo
 
-test: setup test-system
+test: setup labextension test-system
 	@$(BIN)/pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 kernel: $(STAMP)
 	$(BIN)/workbench kernel install
-	install -D -m 644 jupyter-config/jupyter_server_config.d/dagger_workbench.json \
-		$(VENV)/etc/jupyter/jupyter_server_config.d/dagger_workbench.json
 
-lab: setup kernel
+labextension: $(STAMP)
+	cd extensions/dagger-workbench && PATH="$(abspath $(BIN)):$$PATH" jlpm install
+	cd extensions/dagger-workbench && PATH="$(abspath $(BIN)):$$PATH" jlpm build:prod
+	rm -rf $(LABEXT) && mkdir -p $(dir $(LABEXT)) && ln -s $(CURDIR)/workbench/labextension $(LABEXT)
+
+lab: setup kernel labextension
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 check: $(STAMP)
@@ -54,4 +62,4 @@ check: $(STAMP)
 	$(BIN)/mypy workbench
 
 clean:
-	rm -rf $(VENV) .workbench .pytest_cache
+	rm -rf $(VENV) .workbench .pytest_cache workbench/labextension extensions/*/node_modules

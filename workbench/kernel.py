@@ -4,7 +4,8 @@ The kernel is IPython (``python -m ipykernel_launcher``, with the interpreter th
 it) started with ``--ext=workbench.notebook``: the workbench's magics are loaded and Spark
 starts on first use (:func:`workbench.notebook.spark`), with the workbench's jars and UDFs,
 on ``$WORKBENCH_SPARK_MASTER`` (default ``local[2]``). The template is
-``kernels/dagger-workbench/`` in the source tree; the name is always
+``kernels/dagger-workbench/`` in the source tree, package data in the wheel
+(:func:`workbench.paths.shipped`); the name is always
 :data:`KERNEL_NAME`, so papermill can run notebooks with ``-k dagger-workbench``.
 """
 
@@ -19,11 +20,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from workbench.exceptions import SetupError
-from workbench.paths import PACKAGE_DIR
+from workbench.paths import shipped
 
 KERNEL_NAME = "dagger-workbench"
 DISPLAY_NAME = "Dagger Workbench (PySpark)"
-TEMPLATE = PACKAGE_DIR.parent / "kernels" / KERNEL_NAME
 #: Settings a kernel inherits from the installing shell when they are set there.
 INHERITED_ENV = ("WORKBENCH_HOME", "WORKBENCH_SPARK_MASTER", "WORKBENCH_SPARK_LOG", "JAVA_HOME")
 
@@ -32,9 +32,8 @@ def kernel_spec(
     python: str | None = None, master: str | None = None, env: Mapping[str, str] | None = None
 ) -> dict:
     """The kernel.json for ``python`` (default: this interpreter)."""
-    if not (TEMPLATE / "kernel.json").exists():
-        raise SetupError(f"the kernel template is missing: {TEMPLATE / 'kernel.json'}")
-    spec = json.loads((TEMPLATE / "kernel.json").read_text(encoding="utf-8"))
+    template = shipped(f"kernels/{KERNEL_NAME}/kernel.json")
+    spec = json.loads(template.read_text(encoding="utf-8"))
     python = python or sys.executable
     spec["argv"] = [python if arg == "{python}" else arg for arg in spec["argv"]]
     inherited = {k: os.environ[k] for k in INHERITED_ENV if os.environ.get(k)}
@@ -60,7 +59,7 @@ def install(
     target = None if user else str(prefix if prefix is not None else sys.prefix)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / KERNEL_NAME
-        shutil.copytree(TEMPLATE, folder)
+        shutil.copytree(shipped(f"kernels/{KERNEL_NAME}"), folder)
         spec = kernel_spec(master=master, env=env)
         (folder / "kernel.json").write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
         where = KernelSpecManager().install_kernel_spec(

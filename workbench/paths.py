@@ -1,7 +1,13 @@
-"""Where the workbench keeps what it builds and fetches (jars, descriptor sets, state).
+"""Where the workbench finds what it ships and keeps what it builds and fetches.
 
-``WORKBENCH_HOME`` overrides the default: ``.workbench`` in a source checkout,
-otherwise ``~/.cache/dagger-workbench``.
+State (jars, descriptor sets, the broker's data, logs): ``$WORKBENCH_HOME`` when set;
+``.workbench`` in a source checkout; installed from a wheel, the user's cache folder
+(platformdirs: ``~/.cache/dagger-workbench`` on Linux, ``$XDG_CACHE_HOME`` honoured).
+
+Shipped files: the source tree's top-level ``kernels/`` and ``templates/`` are the sources;
+the wheel carries them inside the package as ``workbench/data/kernels`` and
+``workbench/data/templates`` (pyproject's ``force-include``), and :func:`shipped` finds them
+in either place.
 """
 
 from __future__ import annotations
@@ -9,17 +15,29 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workbench.exceptions import SetupError
+
 PACKAGE_DIR = Path(__file__).resolve().parent
+#: The source checkout holding the package, when it is one.
+CHECKOUT = PACKAGE_DIR.parent
+APP_NAME = "dagger-workbench"
+
+
+def in_checkout() -> bool:
+    """Whether the package runs from a source checkout (``pip install -e`` or PYTHONPATH)."""
+    return (CHECKOUT / "pyproject.toml").is_file() and (CHECKOUT / "kernels").is_dir()
 
 
 def home() -> Path:
     env = os.environ.get("WORKBENCH_HOME")
     if env:
         path = Path(env).expanduser()
-    elif (PACKAGE_DIR.parent / "pyproject.toml").exists():
-        path = PACKAGE_DIR.parent / ".workbench"
+    elif in_checkout():
+        path = CHECKOUT / ".workbench"
     else:
-        path = Path.home() / ".cache" / "dagger-workbench"
+        from platformdirs import user_cache_path
+
+        path = user_cache_path(APP_NAME, appauthor=False)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -28,3 +46,16 @@ def subdir(name: str) -> Path:
     path = home() / name
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def shipped(relative: str) -> Path:
+    """A file or folder of the top-level ``kernels/`` or ``templates/`` (e.g.
+    ``"templates/new-dagger.ipynb"``): in the installed package, else in the checkout."""
+    for root in (PACKAGE_DIR / "data", CHECKOUT):
+        path = root / relative
+        if path.exists():
+            return path
+    raise SetupError(
+        f"{relative} is missing from the installed package ({PACKAGE_DIR / 'data'}): "
+        "reinstall it (pip install --force-reinstall dagger-workbench)"
+    )

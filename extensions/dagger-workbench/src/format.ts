@@ -44,10 +44,13 @@ export function sparkPoints(values: number[], width: number, height: number): st
   const max = Math.max(...values);
   const min = Math.min(0, ...values);
   const span = max - min || 1;
-  const step = values.length > 1 ? width / (values.length - 1) : 0;
+  if (values.length === 1) {
+    values = [values[0], values[0]]; // one batch: a flat line at its level
+  }
+  const step = width / (values.length - 1);
   return values
     .map((v, i) => {
-      const x = values.length > 1 ? i * step : width / 2;
+      const x = i * step;
       const y = height - 1 - ((v - min) / span) * (height - 2);
       return `${round(x)},${round(y)}`;
     })
@@ -137,11 +140,11 @@ export function diffLines(before: string, after: string): DiffLine[] {
 
 /** The SQL of a spec's YAML (its `sql:` block), else the whole YAML. */
 export function sqlOf(specYaml: string): string {
-  const match = /^sql:\s*\|[-+]?\s*\n((?:[ \t]+.*\n?|\s*\n)*)/m.exec(specYaml);
+  const match = /^sql:[ \t]*\|[-+0-9]*[ \t]*\n((?:[ \t]+.*\n?|[ \t]*\n)*)/m.exec(specYaml);
   if (!match) {
     return specYaml;
   }
-  const lines = match[1].replace(/\n+$/, '').split('\n');
+  const lines = match[1].replace(/^\s*\n/, '').replace(/\n+$/, '').split('\n');
   const indent = Math.min(...lines.filter(l => l.trim()).map(l => l.length - l.trimStart().length));
   return lines.map(l => l.slice(indent)).join('\n');
 }

@@ -344,15 +344,15 @@ class Row {
         <span class="dw-team" data-cell="team"></span>
       </div>
       <div class="dw-job-line dw-metrics">
-        <span data-cell="rates" title="Input / processed rows per second (last micro-batch)"></span>
-        <span data-cell="behind" title="Kafka offsets behind latest"></span>
-        <svg class="dw-spark" width="80" height="18" viewBox="0 0 80 18" aria-label="Input rate, last batches"><polyline fill="none" stroke-width="1.2"></polyline></svg>
+        <span data-cell="rates" title="Input / processed rows per second in the last micro-batch"></span>
+        <span data-cell="behind" title="Kafka offsets behind the latest"></span>
+        <svg class="dw-spark" width="60" height="16" viewBox="0 0 80 18" preserveAspectRatio="none" aria-label="Input rate, last batches"><polyline fill="none" stroke-width="1.2"></polyline></svg>
       </div>
       <div class="dw-job-line dw-job-actions">
         <button class="dw-button" data-action="stop" title="Stop the job">Stop</button>
         <button class="dw-button" data-action="start" title="Start the job">Start</button>
         <button class="dw-button" data-action="restart" title="Restart the job">Restart</button>
-        <button class="dw-button" data-action="logs" title="Follow the job's log">Logs</button>
+        <button class="dw-button" data-action="logs" title="Follow the job's log">Log</button>
         <button class="dw-button" data-action="health" title="The job's health page">Health</button>
         <button class="dw-button" data-action="notebook" title="Open the notebook this version came from">Notebook</button>
       </div>
@@ -370,8 +370,8 @@ class Row {
     this.set('status', job.status);
     this.set('team', admin ? job.team : '');
     this.set('alerts', job.alerts_firing ? `\u{1F514} ${job.alerts_firing}` : '');
-    this.set('rates', live ? `in ${compact(m.input_rate)}/s \u00b7 proc ${compact(m.processed_rate)}/s` : `v${job.version}`);
-    this.set('behind', live ? `behind ${compact(m.offsets_behind_latest)}` : '');
+    this.set('rates', live ? `in ${compact(m.input_rate)} \u00b7 out ${compact(m.processed_rate)} /s` : `v${job.version}`);
+    this.set('behind', live ? `lag ${compact(m.offsets_behind_latest)}` : '');
     this.set('error', job.status === 'FAILED' ? job.last_error ?? '' : '');
     this.cells.error.hidden = !this.cells.error.textContent;
     const badge = `dw-badge ${statusClass(job.status)}`;

@@ -29,7 +29,7 @@ describe('sparkPoints', () => {
   it('spans the box, highest value at the top', () => {
     expect(sparkPoints([0, 10, 5], 80, 18)).toBe('0,17 40,1 80,9');
     expect(sparkPoints([], 80, 18)).toBe('');
-    expect(sparkPoints([7], 80, 18)).toBe('40,1');
+    expect(sparkPoints([7], 80, 18)).toBe('0,1 80,1');
   });
 });
 
@@ -60,6 +60,7 @@ describe('diffLines and sqlOf', () => {
     const v1 = 'name: a\nsql: |\n  SELECT a\n  FROM t\n  WHERE x\nsinks: []\n';
     const v2 = 'name: a\nsql: |\n  SELECT a, b\n  FROM t\n  WHERE x\n';
     expect(sqlOf(v1)).toBe('SELECT a\nFROM t\nWHERE x');
+    expect(sqlOf('name: a\nsql: |2\n\n  SELECT 1\n    FROM t\nsinks: []\n')).toBe('SELECT 1\n  FROM t');
     expect(diffLines(sqlOf(v1), sqlOf(v2))).toEqual([
       { kind: '-', text: 'SELECT a' },
       { kind: '+', text: 'SELECT a, b' },

@@ -80,7 +80,7 @@ export const newDaggerPlugin: JupyterFrontEndPlugin<void> = {
       icon: daggerIcon,
       execute: () => create(browser?.model.path ?? '')
     });
-    launcher?.add({ command: CommandIDs.newDagger, category: 'Notebook', rank: 50, args: { isLauncher: true } });
+    launcher?.add({ command: CommandIDs.newDagger, category: 'Dagger Workbench', rank: 1, args: { isLauncher: true } });
     app.contextMenu.addItem({ command: CommandIDs.newDaggerHere, selector: '.jp-DirListing-content', rank: 1 });
     palette?.addItem({ command: CommandIDs.newDagger, category: 'Dagger Workbench' });
   }

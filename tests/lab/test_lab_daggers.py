@@ -33,12 +33,13 @@ def lab(workbench_kernel, tmp_path_factory):
     stop_jupyter(server)
 
 
-def open_lab(browser, server, user: str, path: str = ""):
+def open_lab(browser, server, user: str, path: str = "", workspace: str = ""):
     """JupyterLab as ``user``, in a workspace of their own (``path`` opened)."""
     page = recorded_page(browser, width=1400, height=900, headers=as_user(user))
     page.failed = []
     page.on("response", lambda r: page.failed.append(r.url) if r.status >= 400 else None)
-    page.goto(server.url + f"lab/workspaces/{user}" + (f"/tree/{path}" if path else ""))
+    where = f"lab/workspaces/{workspace or user}" + (f"/tree/{path}" if path else "")
+    page.goto(server.url + where)
     page.wait_for_selector("#dagger-workbench-panel", state="attached", timeout=60_000)
     return page
 
@@ -105,6 +106,7 @@ def test_promote_from_the_toolbar_then_stop_from_the_panel(lab, chromium, kafka_
     page.wait_for_selector(".dw-details h2:has-text('lab-hotspots')")
     page.wait_for_selector(".dw-versions tbody tr[data-version='1']")
     shoot(page, "job-details.png")
+    follow_log_health_and_notebook(page, row, lab)
 
     bob = open_lab(chromium, lab, "bob")
     show_panel(bob)
@@ -117,6 +119,55 @@ def test_promote_from_the_toolbar_then_stop_from_the_panel(lab, chromium, kafka_
     page.click(".jp-Dialog .jp-mod-accept")
     page.wait_for_selector(f"{row}[data-status='STOPPED']", timeout=90_000)
     assert lab.call("GET", "jobs/lab-hotspots", "alice-token").json()["status"] == "STOPPED"
+    diff_and_roll_back(page, lab)
+    assert_clean(page)
+
+
+def follow_log_health_and_notebook(page, row: str, lab) -> None:
+    page.click(f"{row} [data-action='logs']")
+    page.wait_for_function(
+        "[...document.querySelectorAll('.dw-log-text')].some(p => p.textContent.length > 0)"
+    )
+    assert "following" in page.inner_text(".dw-log-state")
+    page.click(f"{row} [data-action='health']")
+    frame = page.frame_locator(".jp-MainAreaWidget iframe").last
+    frame.locator("text=lab-hotspots").first.wait_for(timeout=30_000)
+    page.click(f"{row} [data-action='notebook']")
+    page.wait_for_selector(".lm-TabBar-tab:has-text('lab-hotspots-v1.ipynb')")
+    record = nbformat.read(lab.root / "dagger-versions" / "lab-hotspots-v1.ipynb", 4)
+    assert record.metadata.papermill.parameters["bootstrap_servers"]  # the executed notebook
+
+
+def diff_and_roll_back(page, lab) -> None:
+    """A second version (its SQL edited), the details' SQL diff, then back to v1."""
+    v1 = lab.call("GET", "jobs/lab-hotspots/versions", "alice-token").json()["versions"][0]
+    spec = v1["spec_yaml"].replace("count(1) AS bookings", "count(1) AS rides")
+    body = {"spec_yaml": spec, "note": "rides"}
+    edited = lab.call("PUT", "jobs/lab-hotspots", "alice-token", body)
+    assert edited.status_code == 200, edited.text
+    page.click(".lm-TabBar-tab:has-text('lab-hotspots (dagger)')")
+    page.click(".dw-details [data-act='refresh']")
+    page.wait_for_selector(".dw-versions tbody tr[data-version='2']")
+    removed, added = page.locator(".dw-sql-diff .dw-del"), page.locator(".dw-sql-diff .dw-add")
+    assert removed.count() == added.count() == 1
+    assert removed.inner_text().split() == ["-", "count(1)", "AS", "bookings,"]
+    assert added.inner_text().split() == ["+", "count(1)", "AS", "rides,"]
+    shoot(page, "job-details-diff.png", ".dw-details")
+    page.click(".dw-versions tbody tr[data-version='1'] [data-act='rollback']")
+    page.click(".jp-Dialog .jp-mod-accept")
+    page.wait_for_selector(".dw-versions tbody tr[data-version='3']:has-text('current')")
+    assert lab.call("GET", "jobs/lab-hotspots", "alice-token").json()["version"] == 3
+
+
+def test_new_dagger_from_the_launcher(lab, chromium):
+    page = open_lab(chromium, lab, "alice", workspace="alice-launcher")  # a new one: the launcher
+    page.click(".jp-LauncherCard:has-text('New Dagger')")
+    page.fill(".jp-Dialog input", "rides-per-cell")
+    page.click(".jp-Dialog .jp-mod-accept")
+    page.wait_for_selector(".lm-TabBar-tab:has-text('rides-per-cell.ipynb')")
+    made = nbformat.read(lab.root / "rides-per-cell.ipynb", 4)
+    assert made.metadata.kernelspec.name == "dagger-workbench"
+    assert "name = 'rides-per-cell'" in made.cells[1].source
     assert_clean(page)
 
 

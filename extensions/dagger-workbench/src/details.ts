@@ -99,6 +99,7 @@ export class JobDetails extends Widget {
       row.dataset.version = String(v.number);
     }
     const [a, b] = this.node.querySelectorAll('select');
+    const changed = a.length !== versions.length;
     for (const select of [a, b]) {
       const keep = select.value;
       select.length = 0;
@@ -107,7 +108,8 @@ export class JobDetails extends Widget {
       }
       select.value = keep;
     }
-    if (!a.value || !b.value || versions.length < 2) {
+    if (changed) {
+      // new versions: the diff of the last two
       b.value = String(versions[versions.length - 1]?.number ?? '');
       a.value = String(versions[versions.length - 2]?.number ?? b.value);
     }

@@ -97,7 +97,8 @@ export const daggersPlugin: JupyterFrontEndPlugin<void> = {
       label: args => `Health of ${args.name ?? 'a Job'}`,
       execute: args => {
         const job = jobArgs(args);
-        const frame = new IFrame({ sandbox: ['allow-same-origin'] });
+        // the service's own page (same origin); scripts for its refresh
+        const frame = new IFrame({ sandbox: ['allow-same-origin', 'allow-scripts'] });
         frame.url = api.pageUrl(`jobs/${encodeURIComponent(job.name)}/health`);
         const widget = new MainAreaWidget({ content: frame });
         widget.id = `dagger-health-${job.id}-${Date.now()}`;
@@ -113,10 +114,10 @@ export const daggersPlugin: JupyterFrontEndPlugin<void> = {
         try {
           const version = job.version ?? (await api.job(job.id)).version;
           const path = PathExt.join(versionsFolder, `${job.name}-v${version}.ipynb`);
-          if (!(await exists(app, path))) {
+          await app.serviceManager.contents.save(versionsFolder, { type: 'directory' });
+          if (!(await listed(app, versionsFolder, path))) {
             // a copy to edit: promoting it again makes the next version
             const content = await api.notebook(job.id, version);
-            await app.serviceManager.contents.save(versionsFolder, { type: 'directory' });
             await app.serviceManager.contents.save(path, { type: 'notebook', format: 'json', content });
           }
           return docs.openOrReveal(path);
@@ -130,11 +131,8 @@ export const daggersPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-async function exists(app: JupyterFrontEnd, path: string): Promise<boolean> {
-  try {
-    await app.serviceManager.contents.get(path, { content: false });
-    return true;
-  } catch {
-    return false;
-  }
+/** Whether `path` is in the folder `folder` (a listing: no 404 in the console). */
+export async function listed(app: JupyterFrontEnd, folder: string, path: string): Promise<boolean> {
+  const found = await app.serviceManager.contents.get(folder, { content: true });
+  return (found.content as { path: string }[]).some(item => item.path === path);
 }

@@ -13,7 +13,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { newDaggerTemplate, WorkbenchAPI } from '../api';
 import { CommandIDs, PluginIDs } from '../commands';
-import { daggerIcon } from './daggers';
+import { daggerIcon, listed } from './daggers';
 
 /** A dagger name as the job service accepts it: letters, digits, `-` and `_`. */
 export function validName(name: string): boolean {
@@ -55,12 +55,9 @@ export const newDaggerPlugin: JupyterFrontEndPlugin<void> = {
       }
       const path = PathExt.join(cwd, `${name}.ipynb`);
       try {
-        await app.serviceManager.contents.get(path, { content: false });
-        return showErrorMessage('New dagger', `${path} exists: choose another name or remove it.`);
-      } catch {
-        // free: create it
-      }
-      try {
+        if (await listed(app, cwd, path)) {
+          return showErrorMessage('New dagger', `${path} exists: choose another name or remove it.`);
+        }
         const content = await newDaggerTemplate(api, name);
         await app.serviceManager.contents.save(path, { type: 'notebook', format: 'json', content });
         return docs.openOrReveal(path);

@@ -10,7 +10,9 @@ import uuid
 
 import nbformat
 import pytest
+import yaml
 from labkit import ARTIFACTS, as_user, start_lab
+from polling import wait_for
 from services_browser import recorded_page
 from streaming import START, surge_spec
 from test_extension import stop_jupyter
@@ -139,15 +141,29 @@ def follow_log_health_and_notebook(page, row: str, lab) -> None:
 
 
 def diff_and_roll_back(page, lab) -> None:
-    """A second version (its SQL edited), the details' SQL diff, then back to v1."""
+    """A second version (its SQL edited, a rule firing while the job is stopped): the
+    details' SQL diff, the alert in the panel and its silence, then back to v1."""
     v1 = lab.call("GET", "jobs/lab-hotspots/versions", "alice-token").json()["versions"][0]
+    assert "alerts" not in yaml.safe_load(v1["spec_yaml"])
     spec = v1["spec_yaml"].replace("count(1) AS bookings", "count(1) AS rides")
-    body = {"spec_yaml": spec, "note": "rides"}
+    body = {"spec_yaml": spec + "alerts:\n- {name: parked, health: status in (STOPPED)}\n"}
     edited = lab.call("PUT", "jobs/lab-hotspots", "alice-token", body)
     assert edited.status_code == 200, edited.text
+    row = ROW.format("lab-hotspots")
+    page.wait_for_selector(f"{row} .dw-alerts:has-text('1')", timeout=60_000)
     page.click(".lm-TabBar-tab:has-text('lab-hotspots (dagger)')")
     page.click(".dw-details [data-act='refresh']")
     page.wait_for_selector(".dw-versions tbody tr[data-version='2']")
+    page.click(".dw-alert-table tr[data-rule='parked'] [data-act='silence']")
+    page.fill(".dw-silence-form [name='comment']", "parked for the UI test")
+    page.click(".jp-Dialog .jp-mod-accept")
+    silences = wait_for(
+        lambda: lab.call("GET", "silences", "alice-token").json()["silences"], 30, "a silence"
+    )
+    assert [(x["rule"], x["author"], x["comment"]) for x in silences] == [
+        ("parked", "alice", "parked for the UI test")
+    ]
+    page.wait_for_selector(".dw-alert-table tr[data-rule='parked']:has-text('silenced by')")
     removed, added = page.locator(".dw-sql-diff .dw-del"), page.locator(".dw-sql-diff .dw-add")
     assert removed.count() == added.count() == 1
     assert removed.inner_text().split() == ["-", "count(1)", "AS", "bookings,"]

@@ -48,11 +48,12 @@ export class JobDetails extends Widget {
 
   async refresh(): Promise<void> {
     try {
-      const [job, versions, events, alerts] = await Promise.all([
+      const [job, versions, events, alerts, current] = await Promise.all([
         this.api.job(this.ref),
         this.api.versions(this.ref),
         this.api.events(this.ref, 100),
-        this.api.jobAlerts(this.ref, 100)
+        this.api.jobAlerts(this.ref, 100),
+        this.api.alerts()
       ]);
       this.job = job;
       this.versions = versions;
@@ -62,7 +63,7 @@ export class JobDetails extends Widget {
       this.renderRows('.dw-events tbody', events.slice().reverse().map(e => [
         utc(e.time ?? null), e.actor ?? '', e.action, e.detail ? JSON.stringify(e.detail) : ''
       ]));
-      this.renderAlerts(alerts);
+      this.renderAlerts(alerts, current.filter(a => a.job === job.name));
     } catch (err) {
       this.node.querySelector('.dw-details-head')!.textContent = err instanceof Error ? err.message : String(err);
     }
@@ -131,7 +132,9 @@ export class JobDetails extends Widget {
     }
   }
 
-  private renderAlerts(alerts: Alert[]): void {
+  /** The job's alert history, newest first; `current` (the alerts now) says which are silenced. */
+  private renderAlerts(alerts: Alert[], current: Alert[]): void {
+    const silenced = new Map(current.filter(a => a.silenced_by).map(a => [a.fingerprint, a.silenced_by]));
     const body = this.node.querySelector('.dw-alert-table tbody') as HTMLTableSectionElement;
     body.textContent = '';
     if (!alerts.length) {
@@ -141,10 +144,12 @@ export class JobDetails extends Widget {
       const row = body.insertRow();
       const labels = Object.entries(alert.labels || {}).map(([k, v]) => `${k}=${v}`).join(' ');
       const values = Object.entries(alert.values || {}).map(([k, v]) => `${k}=${v}`).join(' ');
-      for (const text of [utc(alert.time ?? alert.starts_at ?? null), alert.rule, labels, alert.status, values]) {
+      const by = silenced.get(alert.fingerprint);
+      const status = by ? `${alert.status} (silenced by ${by})` : alert.status;
+      for (const text of [utc(alert.time ?? alert.starts_at ?? null), alert.rule, labels, status, values]) {
         row.insertCell().textContent = text;
       }
-      row.insertCell().innerHTML = '<button class="dw-button" data-act="silence">Silence</button>';
+      row.insertCell().innerHTML = by ? '' : '<button class="dw-button" data-act="silence">Silence</button>';
       row.dataset.rule = alert.rule;
       row.dataset.labels = JSON.stringify(alert.labels || {});
     }

@@ -175,7 +175,8 @@ def diff_and_roll_back(page, lab) -> None:
     assert lab.call("GET", "jobs/lab-hotspots", "alice-token").json()["version"] == 3
 
 
-def test_new_dagger_from_the_launcher(lab, chromium):
+def test_new_dagger_from_the_launcher_and_the_file_browser(lab, chromium):
+    (lab.root / "drafts").mkdir(exist_ok=True)
     page = open_lab(chromium, lab, "alice", workspace="alice-launcher")  # a new one: the launcher
     page.click(".jp-LauncherCard:has-text('New Dagger')")
     page.fill(".jp-Dialog input", "rides-per-cell")
@@ -184,6 +185,22 @@ def test_new_dagger_from_the_launcher(lab, chromium):
     made = nbformat.read(lab.root / "rides-per-cell.ipynb", 4)
     assert made.metadata.kernelspec.name == "dagger-workbench"
     assert "name = 'rides-per-cell'" in made.cells[1].source
+    if not page.is_visible(".jp-DirListing-content"):
+        page.click(".jp-SideBar [data-id='filebrowser']")
+    page.dblclick(".jp-DirListing-item:has-text('drafts')")
+    page.wait_for_selector(".jp-BreadCrumbs:has-text('drafts')")
+    page.click(".jp-DirListing-content", button="right", position={"x": 60, "y": 200})
+    page.click(".lm-Menu-item:has-text('New Dagger Notebook')")
+    page.fill(".jp-Dialog input", "rides-per-cell")  # a name taken elsewhere, free here
+    page.click(".jp-Dialog .jp-mod-accept")
+    page.wait_for_selector(".lm-TabBar-tab:has-text('rides-per-cell.ipynb') >> nth=1")
+    assert (lab.root / "drafts" / "rides-per-cell.ipynb").is_file()
+    page.click(".jp-DirListing-content", button="right", position={"x": 60, "y": 200})
+    page.click(".lm-Menu-item:has-text('New Dagger Notebook')")
+    page.fill(".jp-Dialog input", "rides-per-cell")
+    page.click(".jp-Dialog .jp-mod-accept")
+    page.wait_for_selector(".jp-Dialog:has-text('drafts/rides-per-cell.ipynb exists')")
+    page.click(".jp-Dialog .jp-Dialog-button")  # its only button: Close
     assert_clean(page)
 
 

@@ -120,3 +120,15 @@ def test_the_new_dagger_template_promotes_to_a_running_job(jupyter, kafka_broker
             60,
             "lab-hotspots to stop",
         )
+
+
+def test_a_failed_parity_check_carries_its_differing_rows():
+    from workbench.exceptions import ParityError
+    from workbench.server.promotions import Promotion
+
+    run = Promotion("p1", "alice", "nb.ipynb", "pricing")
+    message = 'parity check failed: 1 row only in the preview:\n  {"noise": 0.1}'
+    run.fail(ParityError(message, [{"noise": 0.1}], []))
+    view = run.view()
+    assert view["state"] == "failed" and view["diff"] == message
+    assert view["error"] == {"type": "ParityError", "message": message}

@@ -2,7 +2,8 @@
  * The daggers panel (left sidebar): the caller's jobs, one row each, refreshed by itself.
  *
  * Rows are keyed by job id and updated in place (text and attributes only when they
- * change), so a refresh of 200 jobs is one request and a few DOM writes. The sparkline of
+ * change), so a refresh of 200 jobs is one request and a few DOM writes; while the
+ * sidebar is collapsed the panel asks nothing. The sparkline of
  * each running job is seeded once per run from `jobs/JOB/progress` (a few requests at a
  * time) and then grows by one point per new micro-batch the jobs list reports. When the
  * service does not answer the panel says so and keeps the last rows, greyed.
@@ -94,6 +95,10 @@ export class DaggersPanel extends Widget {
     void this.refresh();
   }
 
+  protected onAfterShow(): void {
+    void this.refresh();
+  }
+
   protected onBeforeDetach(): void {
     window.clearTimeout(this.timer);
     this.timer = undefined;
@@ -118,7 +123,8 @@ export class DaggersPanel extends Widget {
   private schedule(): void {
     window.clearTimeout(this.timer);
     if (!this.isDisposed && this.refreshSeconds > 0) {
-      this.timer = window.setTimeout(() => void this.refresh(), this.refreshSeconds * 1000);
+      // a collapsed sidebar asks nothing; showing it refreshes at once
+      this.timer = window.setTimeout(() => (this.isVisible ? void this.refresh() : this.schedule()), this.refreshSeconds * 1000);
     }
   }
 

@@ -135,9 +135,10 @@ export class WorkbenchAPI {
     return this.post('silences', { rule, labels, for: duration, comment, team });
   }
 
-  logs(ref: string | number, offset: number, run?: string): Promise<LogChunk> {
+  /** A run's log from byte `offset` (the latest run's by default; `limit` bytes at most). */
+  logs(ref: string | number, offset: number, run?: string, limit?: number): Promise<LogChunk> {
     const path = `jobs/${encodeURIComponent(String(ref))}/logs`;
-    return this.request<LogChunk>(path, {}, { offset, run });
+    return this.request<LogChunk>(path, {}, { offset, run, limit });
   }
 
   promote(request: PromoteRequest): Promise<Promotion> {

@@ -1,6 +1,7 @@
 /**
  * A job's log in the main area, following it: `jobs/JOB/logs?offset=N` every second while
- * the run is live (the new text appended, scrolled to the end unless the user scrolled up).
+ * the run is live (the new text appended, scrolled to the end unless the user scrolled up);
+ * once it ended, the job's next run (a restart) is followed when it starts.
  */
 import { MainAreaWidget } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
@@ -9,6 +10,8 @@ import { WorkbenchAPI } from './api';
 import { Job } from './types';
 
 const FOLLOW_MS = 1000;
+/** How often an ended run's job is asked for a new run. */
+const IDLE_MS = 5000;
 /** Text kept on screen: a long-running job's log is trimmed from the top. */
 const KEEP_CHARS = 2_000_000;
 
@@ -43,23 +46,37 @@ export class LogView extends Widget {
     if (this.isDisposed) {
       return;
     }
-    let running = true;
+    let wait = FOLLOW_MS;
     try {
       const chunk = await this.api.logs(this.job.id, this.offset, this.run ?? undefined);
-      if (this.run === null && chunk.run) {
-        this.run = chunk.run;
-      }
       this.append(chunk.text);
       this.offset = chunk.next_offset;
-      running = chunk.running || chunk.text.length > 0;
-      this.state.textContent = chunk.run
-        ? `run ${chunk.run}${chunk.running ? ' \u00b7 following' : ' \u00b7 ended'}`
+      if (chunk.run && this.run === null) {
+        this.run = chunk.run;
+      }
+      if (!chunk.running && !chunk.text) {
+        wait = IDLE_MS;
+        await this.nextRun();
+      }
+      this.state.textContent = this.run
+        ? `run ${this.run}${chunk.running ? ' \u00b7 following' : ' \u00b7 ended; a new run is followed when it starts'}`
         : 'no run yet';
     } catch (err) {
+      wait = IDLE_MS;
       this.state.textContent = `log unavailable: ${err instanceof Error ? err.message : err}`;
     }
-    if (running && !this.isDisposed) {
-      this.timer = window.setTimeout(() => void this.poll(), FOLLOW_MS);
+    if (!this.isDisposed) {
+      this.timer = window.setTimeout(() => void this.poll(), wait);
+    }
+  }
+
+  /** After a run ended: follow the job's latest run once it is another one. */
+  private async nextRun(): Promise<void> {
+    const latest = await this.api.logs(this.job.id, 0, undefined, 0); // which run, no text
+    if (latest.run && latest.run !== this.run) {
+      this.append(`\n--- run ${latest.run} ---\n`);
+      this.run = latest.run;
+      this.offset = 0;
     }
   }
 

@@ -16,6 +16,7 @@ from polling import wait_for
 from services_browser import recorded_page
 from streaming import START, surge_spec
 from test_extension import stop_jupyter
+from test_promote import code_notebook
 
 from workbench.notebook.examples import demo_events
 
@@ -173,6 +174,32 @@ def diff_and_roll_back(page, lab) -> None:
     page.click(".jp-Dialog .jp-mod-accept")
     page.wait_for_selector(".dw-versions tbody tr[data-version='3']:has-text('current')")
     assert lab.call("GET", "jobs/lab-hotspots", "alice-token").json()["version"] == 3
+
+
+def test_a_failed_parity_check_shows_its_rows_in_the_dialog(lab, chromium, kafka_broker):
+    """rand() draws anew in every plan: the preview's rows cannot be the replay's."""
+    topic = f"lab-noisy-{uuid.uuid4().hex[:8]}"
+    demo_events(kafka_broker.bootstrap, "bookings", topic=topic, events=300, seed=13, start=START)
+    code_notebook(
+        lab.root / "noisy.ipynb",
+        "import workbench.notebook as wb\n\nwb.add_stream('booking', 'BookingLogMessage', "
+        "topics=[topic], bootstrap_servers=bootstrap)",
+        "wb.sample('booking', last=100)",
+        "%%dagger\nSELECT customer_id, rand() AS noise FROM `booking`",
+        parameters=f"bootstrap = {kafka_broker.bootstrap!r}\ntopic = {topic!r}",
+    )
+    page = open_lab(chromium, lab, "alice", "noisy.ipynb", workspace="alice-noisy")
+    page.wait_for_selector(".dw-promote-button:visible", timeout=60_000)
+    page.click(".dw-promote-button")
+    page.fill('.dw-promote-form [name="team"]', "pricing")
+    page.click(".jp-Dialog .jp-mod-accept")
+    page.wait_for_selector(".dw-promote-progress[data-state='failed']", timeout=300_000)
+    diff = page.inner_text(".dw-promote-progress .dw-diff")
+    assert "only in the preview" in diff and "only in the replay" in diff and "noise" in diff
+    shoot(page, "promote-parity-failed.png")
+    assert lab.call("GET", "jobs/noisy", "alice-token").status_code == 404  # nothing submitted
+    page.click(".jp-Dialog .jp-mod-accept")
+    assert_clean(page)
 
 
 def test_new_dagger_from_the_launcher_and_the_file_browser(lab, chromium):

@@ -147,11 +147,13 @@ export class PromoteProgress extends Widget {
   private fail(message: string, diff: string | null): void {
     this.node.dataset.state = 'failed';
     this.outcome.className = 'dw-outcome dw-failed';
-    this.outcome.textContent = message;
-    if (diff) {
+    // a parity failure: its first line above, the differing rows below
+    const [head, ...rows] = (diff ?? message).split('\n');
+    this.outcome.textContent = diff ? head : message;
+    if (diff && rows.length) {
       const pre = document.createElement('pre');
       pre.className = 'dw-diff';
-      pre.textContent = diff;
+      pre.textContent = rows.join('\n');
       this.outcome.appendChild(pre);
     }
     this.finish({ id: '', state: 'failed', steps: [], error: { type: 'Error', message }, diff, job: null });

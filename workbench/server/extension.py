@@ -104,7 +104,9 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
     handler_settings = {"service": service, "identify": identify, "executor": executor}
     serverapp.web_app.settings["workbench_service"] = service
-    serverapp.web_app.settings["workbench_promotions"] = Promotions(service, serverapp.root_dir)
+    promotions_run = Promotions(service, serverapp.root_dir)
+    atexit.register(promotions_run.close)
+    serverapp.web_app.settings["workbench_promotions"] = promotions_run
     base_url = serverapp.web_app.settings.get("base_url", "/")
     serverapp.web_app.add_handlers(
         ".*$",

@@ -51,7 +51,9 @@ export class WorkbenchAPI {
   url(path: string, query: Record<string, string | number | undefined> = {}): string {
     const url = URLExt.join(this.settings.baseUrl, API_PATH, path);
     const items = Object.entries(query).filter(([, v]) => v !== undefined && v !== '');
-    return items.length ? `${url}?${URLExt.objectToQueryString(Object.fromEntries(items) as any).slice(1)}` : url;
+    return items.length
+      ? `${url}?${URLExt.objectToQueryString(Object.fromEntries(items) as any).slice(1)}`
+      : url;
   }
 
   /** A page of the service outside the API (`workbench/jobs/JOB/health`). */
@@ -78,7 +80,10 @@ export class WorkbenchAPI {
   }
 
   post<T>(path: string, body?: unknown): Promise<T> {
-    return this.request<T>(path, { method: 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
+    return this.request<T>(path, {
+      method: 'POST',
+      body: body === undefined ? undefined : JSON.stringify(body)
+    });
   }
 
   me(): Promise<Me> {
@@ -131,7 +136,13 @@ export class WorkbenchAPI {
     return (await this.request<{ alerts: Alert[] }>('alerts', {}, query)).alerts;
   }
 
-  silence(rule: string, labels: Record<string, string>, duration: string, comment: string, team?: string): Promise<any> {
+  silence(
+    rule: string,
+    labels: Record<string, string>,
+    duration: string,
+    comment: string,
+    team?: string
+  ): Promise<any> {
     return this.post('silences', { rule, labels, for: duration, comment, team });
   }
 

@@ -31,5 +31,9 @@ export interface JobArgs {
 }
 
 export function jobArgs(args: any): JobArgs {
-  return { id: Number(args.id), name: String(args.name ?? args.id), version: args.version === undefined ? undefined : Number(args.version) };
+  return {
+    id: Number(args.id),
+    name: String(args.name ?? args.id),
+    version: args.version === undefined ? undefined : Number(args.version)
+  };
 }

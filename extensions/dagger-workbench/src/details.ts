@@ -60,12 +60,20 @@ export class JobDetails extends Widget {
       this.title.label = `${job.name} (dagger)`;
       this.renderHead(job);
       this.renderVersions(versions);
-      this.renderRows('.dw-events tbody', events.slice().reverse().map(e => [
-        utc(e.time ?? null), e.actor ?? '', e.action, e.detail ? JSON.stringify(e.detail) : ''
-      ]));
-      this.renderAlerts(alerts, current.filter(a => a.job === job.name));
+      this.renderRows(
+        '.dw-events tbody',
+        events
+          .slice()
+          .reverse()
+          .map(e => [utc(e.time ?? null), e.actor ?? '', e.action, e.detail ? JSON.stringify(e.detail) : ''])
+      );
+      this.renderAlerts(
+        alerts,
+        current.filter(a => a.job === job.name)
+      );
     } catch (err) {
-      this.node.querySelector('.dw-details-head')!.textContent = err instanceof Error ? err.message : String(err);
+      this.node.querySelector('.dw-details-head')!.textContent =
+        err instanceof Error ? err.message : String(err);
     }
   }
 
@@ -91,11 +99,18 @@ export class JobDetails extends Widget {
     for (const v of versions.slice().reverse()) {
       const row = body.insertRow();
       const parity = v.parity ? `${v.parity.status ?? ''} ${v.parity.rows ?? ''}`.trim() : '-';
-      for (const text of [`v${v.number}${v.current ? ' (current)' : ''}`, v.author, utc(v.created_at), parity, v.note || '']) {
+      for (const text of [
+        `v${v.number}${v.current ? ' (current)' : ''}`,
+        v.author,
+        utc(v.created_at),
+        parity,
+        v.note || ''
+      ]) {
         row.insertCell().textContent = text;
       }
       const cell = row.insertCell();
-      cell.innerHTML = `<button class="dw-button" data-act="notebook">Notebook</button>` +
+      cell.innerHTML =
+        `<button class="dw-button" data-act="notebook">Notebook</button>` +
         (v.current ? '' : `<button class="dw-button" data-act="rollback">Roll back</button>`);
       row.dataset.version = String(v.number);
     }
@@ -118,7 +133,9 @@ export class JobDetails extends Widget {
   }
 
   private showDiff(): void {
-    const [a, b] = [...this.node.querySelectorAll('select')].map(s => this.versions.find(v => String(v.number) === s.value));
+    const [a, b] = [...this.node.querySelectorAll('select')].map(s =>
+      this.versions.find(v => String(v.number) === s.value)
+    );
     const pre = this.node.querySelector('.dw-sql-diff')!;
     pre.textContent = '';
     if (!a || !b) {
@@ -142,8 +159,12 @@ export class JobDetails extends Widget {
     }
     for (const alert of alerts.slice().reverse()) {
       const row = body.insertRow();
-      const labels = Object.entries(alert.labels || {}).map(([k, v]) => `${k}=${v}`).join(' ');
-      const values = Object.entries(alert.values || {}).map(([k, v]) => `${k}=${v}`).join(' ');
+      const labels = Object.entries(alert.labels || {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ');
+      const values = Object.entries(alert.values || {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ');
       const by = silenced.get(alert.fingerprint);
       const status = by ? `${alert.status} (silenced by ${by})` : alert.status;
       for (const text of [utc(alert.time ?? alert.starts_at ?? null), alert.rule, labels, status, values]) {
@@ -211,7 +232,9 @@ export class JobDetails extends Widget {
     });
     if (answer.button.accept && answer.value) {
       const { duration, comment } = answer.value;
-      await this.guard('Could not silence', () => this.api.silence(rule, { ...labels, job: job.name }, duration, comment, job.team));
+      await this.guard('Could not silence', () =>
+        this.api.silence(rule, { ...labels, job: job.name }, duration, comment, job.team)
+      );
     }
   }
 
@@ -232,12 +255,16 @@ class SilenceForm extends Widget {
     this.node.innerHTML = `<p></p>
       <label>For <input name="for" value="2h"></label>
       <label>Comment <input name="comment" required placeholder="why (roadworks on Jl. Sudirman)"></label>`;
-    const where = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(' ');
-    this.node.querySelector('p')!.textContent = `Mute ${rule}${where ? ` where ${where}` : ''} (notifications only; the alert still shows).`;
+    const where = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    this.node.querySelector('p')!.textContent =
+      `Mute ${rule}${where ? ` where ${where}` : ''} (notifications only; the alert still shows).`;
   }
 
   getValue(): { duration: string; comment: string } {
-    const value = (name: string) => (this.node.querySelector(`[name="${name}"]`) as HTMLInputElement).value.trim();
+    const value = (name: string) =>
+      (this.node.querySelector(`[name="${name}"]`) as HTMLInputElement).value.trim();
     return { duration: value('for'), comment: value('comment') };
   }
 }

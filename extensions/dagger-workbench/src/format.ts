@@ -144,7 +144,10 @@ export function sqlOf(specYaml: string): string {
   if (!match) {
     return specYaml;
   }
-  const lines = match[1].replace(/^\s*\n/, '').replace(/\n+$/, '').split('\n');
+  const lines = match[1]
+    .replace(/^\s*\n/, '')
+    .replace(/\n+$/, '')
+    .split('\n');
   const indent = Math.min(...lines.filter(l => l.trim()).map(l => l.length - l.trimStart().length));
   return lines.map(l => l.slice(indent)).join('\n');
 }

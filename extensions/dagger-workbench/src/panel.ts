@@ -124,7 +124,10 @@ export class DaggersPanel extends Widget {
     window.clearTimeout(this.timer);
     if (!this.isDisposed && this.refreshSeconds > 0) {
       // a collapsed sidebar asks nothing; showing it refreshes at once
-      this.timer = window.setTimeout(() => (this.isVisible ? void this.refresh() : this.schedule()), this.refreshSeconds * 1000);
+      this.timer = window.setTimeout(
+        () => (this.isVisible ? void this.refresh() : this.schedule()),
+        this.refreshSeconds * 1000
+      );
     }
   }
 
@@ -219,7 +222,7 @@ export class DaggersPanel extends Widget {
       series.run = job.run?.id ?? null;
       this.series.set(job.id, series);
       if (job.run) {
-        series.run = '';  // seed from the run's progress
+        series.run = ''; // seed from the run's progress
       }
     }
     return series;
@@ -376,9 +379,12 @@ class Row {
     this.set('status', job.status);
     this.set('team', admin ? job.team : '');
     this.set('alerts', job.alerts_firing ? `\u{1F514} ${job.alerts_firing}` : '');
-    this.set('rates', live ? `in ${compact(m.input_rate)} \u00b7 out ${compact(m.processed_rate)} /s` : `v${job.version}`);
+    this.set(
+      'rates',
+      live ? `in ${compact(m.input_rate)} \u00b7 out ${compact(m.processed_rate)} /s` : `v${job.version}`
+    );
     this.set('behind', live ? `lag ${compact(m.offsets_behind_latest)}` : '');
-    this.set('error', job.status === 'FAILED' ? job.last_error ?? '' : '');
+    this.set('error', job.status === 'FAILED' ? (job.last_error ?? '') : '');
     this.cells.error.hidden = !this.cells.error.textContent;
     const badge = `dw-badge ${statusClass(job.status)}`;
     if (this.last.badge !== badge) {
@@ -409,4 +415,3 @@ class Row {
     }
   }
 }
-

@@ -164,7 +164,10 @@ export class PromoteProgress extends Widget {
  * Ask for the promotion's fields, run it showing its steps; resolves with the job's name
  * when a job was started (null when cancelled or failed).
  */
-export async function promoteWithDialog(api: WorkbenchAPI, defaults: PromoteDefaults): Promise<string | null> {
+export async function promoteWithDialog(
+  api: WorkbenchAPI,
+  defaults: PromoteDefaults
+): Promise<string | null> {
   let me: Me | null = null;
   try {
     me = await api.me();

@@ -1,17 +1,49 @@
-import { byTeam, canAct, compact, diffLines, RateSeries, sparkPoints, sqlOf, statusClass, utc } from '../src/format';
+import {
+  byTeam,
+  canAct,
+  compact,
+  diffLines,
+  RateSeries,
+  sparkPoints,
+  sqlOf,
+  statusClass,
+  utc
+} from '../src/format';
 import { Job } from '../src/types';
 
 function job(over: Partial<Job> = {}): Job {
   return {
-    id: 1, name: 'surge', team: 'pricing', status: 'RUNNING', desired: 'RUNNING', version: 1, cluster: null,
-    created_by: 'alice', created_at: '', updated_at: '', failures: 0, run: { id: 'r1', pid: 1, started_at: null },
-    metrics: {}, last_error: null, alerts_firing: 0, ...over
+    id: 1,
+    name: 'surge',
+    team: 'pricing',
+    status: 'RUNNING',
+    desired: 'RUNNING',
+    version: 1,
+    cluster: null,
+    created_by: 'alice',
+    created_at: '',
+    updated_at: '',
+    failures: 0,
+    run: { id: 'r1', pid: 1, started_at: null },
+    metrics: {},
+    last_error: null,
+    alerts_firing: 0,
+    ...over
   };
 }
 
 describe('compact', () => {
   it('shows rates as the panel does', () => {
-    expect([null, 0, 3, 2.5, 42.4, 1234.5, 56789, 2.5e6].map(compact)).toEqual(['-', '0', '3', '2.5', '42', '1.2k', '57k', '2.5M']);
+    expect([null, 0, 3, 2.5, 42.4, 1234.5, 56789, 2.5e6].map(compact)).toEqual([
+      '-',
+      '0',
+      '3',
+      '2.5',
+      '42',
+      '1.2k',
+      '57k',
+      '2.5M'
+    ]);
   });
 });
 
@@ -20,7 +52,11 @@ describe('statusClass and canAct', () => {
     expect(statusClass('RUNNING')).toBe('dw-status-running');
     const running = job();
     const stopped = job({ status: 'STOPPED', desired: 'STOPPED' });
-    expect([canAct('stop', running), canAct('start', running), canAct('restart', running)]).toEqual([true, false, true]);
+    expect([canAct('stop', running), canAct('start', running), canAct('restart', running)]).toEqual([
+      true,
+      false,
+      true
+    ]);
     expect([canAct('stop', stopped), canAct('start', stopped)]).toEqual([false, true]);
   });
 });
@@ -38,7 +74,17 @@ describe('RateSeries', () => {
     const series = new RateSeries(3);
     const first = job({ metrics: { last_batch_at: 't3', input_rate: 30 } });
     expect(series.stale(first)).toBe(true);
-    series.seed('r1', [1, 2].map(i => ({ batch: i, time: i, input_rows: 0, input_rate: i * 10, processed_rate: 0, duration_ms: 0 })));
+    series.seed(
+      'r1',
+      [1, 2].map(i => ({
+        batch: i,
+        time: i,
+        input_rows: 0,
+        input_rate: i * 10,
+        processed_rate: 0,
+        duration_ms: 0
+      }))
+    );
     expect(series.stale(first)).toBe(false);
     expect(series.add(first)).toBe(true);
     expect(series.add(first)).toBe(false);

@@ -26,11 +26,22 @@ function apiOf(answers: Answers): WorkbenchAPI {
 
 function job(id: number, over: Partial<Job> = {}): Job {
   return {
-    id, name: `dagger-${id}`, team: id % 2 ? 'pricing' : 'supply', status: 'RUNNING', desired: 'RUNNING',
-    version: 1, cluster: null, created_by: 'alice', created_at: '', updated_at: '', failures: 0,
+    id,
+    name: `dagger-${id}`,
+    team: id % 2 ? 'pricing' : 'supply',
+    status: 'RUNNING',
+    desired: 'RUNNING',
+    version: 1,
+    cluster: null,
+    created_by: 'alice',
+    created_at: '',
+    updated_at: '',
+    failures: 0,
     run: { id: `r${id}`, pid: 1, started_at: null },
     metrics: { input_rate: 10 * id, processed_rate: 9 * id, offsets_behind_latest: id, last_batch_at: 't1' },
-    last_error: null, alerts_firing: id === 3 ? 2 : 0, ...over
+    last_error: null,
+    alerts_firing: id === 3 ? 2 : 0,
+    ...over
   };
 }
 
@@ -60,7 +71,9 @@ describe('DaggersPanel', () => {
     expect(third.querySelector('[data-cell="alerts"]')!.textContent).toContain('2');
     expect((third.querySelector('[data-action="start"]') as HTMLButtonElement).disabled).toBe(true);
 
-    answers.jobs = answers.jobs.map(j => (j.id === 3 ? { ...j, status: 'STOPPED', desired: 'STOPPED', run: null } : j));
+    answers.jobs = answers.jobs.map(j =>
+      j.id === 3 ? { ...j, status: 'STOPPED', desired: 'STOPPED', run: null } : j
+    );
     await panel.refresh();
     expect(panel.node.querySelector('.dw-job[data-name="dagger-3"]')).toBe(third);
     expect(third.getAttribute('data-status')).toBe('STOPPED');
@@ -79,7 +92,9 @@ describe('DaggersPanel', () => {
     expect([...filter.options].map(o => o.value)).toEqual(['', 'pricing', 'supply']);
     filter.value = 'supply';
     filter.dispatchEvent(new Event('change'));
-    expect([...panel.node.querySelectorAll('.dw-job')].map(r => r.getAttribute('data-name'))).toEqual(['dagger-2']);
+    expect([...panel.node.querySelectorAll('.dw-job')].map(r => r.getAttribute('data-name'))).toEqual([
+      'dagger-2'
+    ]);
     panel.dispose();
   });
 

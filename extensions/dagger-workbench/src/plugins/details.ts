@@ -25,7 +25,8 @@ export const detailsPlugin: JupyterFrontEndPlugin<void> = {
           return open.content.refresh();
         }
         const content = new JobDetails(api, job.id, {
-          openNotebook: (j, version) => void app.commands.execute(CommandIDs.openNotebook, { id: j.id, name: j.name, version }),
+          openNotebook: (j, version) =>
+            void app.commands.execute(CommandIDs.openNotebook, { id: j.id, name: j.name, version }),
           openLogs: j => void app.commands.execute(CommandIDs.openLogs, { id: j.id, name: j.name })
         });
         const widget = new MainAreaWidget({ content });

@@ -45,13 +45,20 @@ export const newDaggerPlugin: JupyterFrontEndPlugin<void> = {
     );
 
     const create = async (cwd: string): Promise<unknown> => {
-      const asked = await InputDialog.getText({ title: 'New dagger', label: 'Dagger name', text: defaultName });
+      const asked = await InputDialog.getText({
+        title: 'New dagger',
+        label: 'Dagger name',
+        text: defaultName
+      });
       const name = asked.value?.trim();
       if (!asked.button.accept || !name) {
         return;
       }
       if (!validName(name)) {
-        return showErrorMessage('Not a dagger name', `'${name}': use letters, digits, '-' and '_', starting with a letter.`);
+        return showErrorMessage(
+          'Not a dagger name',
+          `'${name}': use letters, digits, '-' and '_', starting with a letter.`
+        );
       }
       const path = PathExt.join(cwd, `${name}.ipynb`);
       try {
@@ -77,8 +84,17 @@ export const newDaggerPlugin: JupyterFrontEndPlugin<void> = {
       icon: daggerIcon,
       execute: () => create(browser?.model.path ?? '')
     });
-    launcher?.add({ command: CommandIDs.newDagger, category: 'Dagger Workbench', rank: 1, args: { isLauncher: true } });
-    app.contextMenu.addItem({ command: CommandIDs.newDaggerHere, selector: '.jp-DirListing-content', rank: 1 });
+    launcher?.add({
+      command: CommandIDs.newDagger,
+      category: 'Dagger Workbench',
+      rank: 1,
+      args: { isLauncher: true }
+    });
+    app.contextMenu.addItem({
+      command: CommandIDs.newDaggerHere,
+      selector: '.jp-DirListing-content',
+      rank: 1
+    });
     palette?.addItem({ command: CommandIDs.newDagger, category: 'Dagger Workbench' });
   }
 };

@@ -59,7 +59,12 @@ export const promotePlugin: JupyterFrontEndPlugin<void> = {
         }
         const path = panel.context.path;
         const name = PathExt.basename(path, PathExt.extname(path));
-        const job = await promoteWithDialog(api, { notebook: path, name, team: settings.team, cluster: settings.cluster });
+        const job = await promoteWithDialog(api, {
+          notebook: path,
+          name,
+          team: settings.team,
+          cluster: settings.cluster
+        });
         if (job) {
           await app.commands.execute(CommandIDs.reveal, { name: job });
         }

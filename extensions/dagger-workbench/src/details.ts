@@ -1,5 +1,5 @@
 /**
- * A job's details in the main area: its state, versions (a SQL diff between any two,
+ * A job's details in the main area (refreshed every `refreshSeconds` while shown): its state, versions (a SQL diff between any two,
  * open a version's notebook to edit it, roll back), events (who did what) and alerts
  * (each can be silenced).
  */
@@ -42,8 +42,30 @@ export class JobDetails extends Widget {
     }
   }
 
+  /** Seconds between refreshes while shown (0: only on demand). */
+  refreshSeconds = 10;
+  private timer: number | undefined;
+
   protected onAfterAttach(): void {
     void this.refresh();
+    this.schedule();
+  }
+
+  dispose(): void {
+    window.clearTimeout(this.timer);
+    super.dispose();
+  }
+
+  private schedule(): void {
+    window.clearTimeout(this.timer);
+    if (!this.isDisposed && this.refreshSeconds > 0) {
+      this.timer = window.setTimeout(async () => {
+        if (this.isVisible) {
+          await this.refresh();
+        }
+        this.schedule();
+      }, this.refreshSeconds * 1000);
+    }
   }
 
   async refresh(): Promise<void> {

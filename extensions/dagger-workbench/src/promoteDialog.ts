@@ -28,7 +28,7 @@ export class PromoteForm extends Widget {
     super();
     this.addClass('dw-promote-form');
     const teams = me?.teams ?? [];
-    const team = defaults.team || (teams.length === 1 ? teams[0] : '');
+    const team = defaults.team || (teams.length === 1 && !me?.admin ? teams[0] : '');
     this.node.innerHTML = `
       <p class="dw-hint">Runs <code></code> again in a fresh kernel, checks the production plan
       gives the preview's rows, then starts the job (a new version if the name exists).</p>
@@ -171,6 +171,10 @@ export async function promoteWithDialog(
   let me: Me | null = null;
   try {
     me = await api.me();
+    if (me.admin && !me.teams.length) {
+      // an admin in no team: offer the teams that have jobs
+      me = { ...me, teams: [...new Set((await api.jobs()).map(j => j.team))].sort() };
+    }
   } catch {
     // the form still opens; the promotion says what is wrong
   }

@@ -1,6 +1,7 @@
 /** Job details: a main-area widget per job, opened from the daggers panel. */
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { MainAreaWidget, WidgetTracker } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { WorkbenchAPI } from '../api';
 import { CommandIDs, jobArgs, PluginIDs } from '../commands';
@@ -11,10 +12,22 @@ export const detailsPlugin: JupyterFrontEndPlugin<void> = {
   id: PluginIDs.details,
   description: "A job's versions, SQL diffs, rollback, events and alerts.",
   autoStart: true,
-  optional: [ILayoutRestorer],
-  activate: (app: JupyterFrontEnd, restorer: ILayoutRestorer | null) => {
+  optional: [ILayoutRestorer, ISettingRegistry],
+  activate: (app: JupyterFrontEnd, restorer: ILayoutRestorer | null, registry: ISettingRegistry | null) => {
     const api = new WorkbenchAPI(app.serviceManager.serverSettings);
     const tracker = new WidgetTracker<MainAreaWidget<JobDetails>>({ namespace: 'dagger-details' });
+    let refreshSeconds = 10;
+    registry?.load(PluginIDs.details).then(
+      settings => {
+        const apply = () => {
+          refreshSeconds = settings.get('refreshSeconds').composite as number;
+          tracker.forEach(w => (w.content.refreshSeconds = refreshSeconds));
+        };
+        apply();
+        settings.changed.connect(apply);
+      },
+      () => undefined
+    );
     app.commands.addCommand(CommandIDs.openDetails, {
       label: args => `Details of ${args.name ?? 'a Dagger Job'}`,
       execute: args => {
@@ -29,6 +42,7 @@ export const detailsPlugin: JupyterFrontEndPlugin<void> = {
             void app.commands.execute(CommandIDs.openNotebook, { id: j.id, name: j.name, version }),
           openLogs: j => void app.commands.execute(CommandIDs.openLogs, { id: j.id, name: j.name })
         });
+        content.refreshSeconds = refreshSeconds;
         const widget = new MainAreaWidget({ content });
         widget.id = `dagger-details-${job.id}`;
         widget.title.label = job.name;

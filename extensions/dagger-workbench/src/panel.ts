@@ -197,7 +197,7 @@ export class DaggersPanel extends Widget {
     const running = shown.filter(j => j.status === 'RUNNING').length;
     const firing = shown.reduce((n, j) => n + (j.alerts_firing || 0), 0);
     this.summary.textContent = shown.length
-      ? `${shown.length} jobs, ${running} running${firing ? `, ${firing} alerts firing` : ''}`
+      ? `${shown.length} job${shown.length === 1 ? '' : 's'}, ${running} running${firing ? `, ${firing} alerts firing` : ''}`
       : 'No jobs yet: promote a notebook (its toolbar\u2019s Promote button) to start one.';
   }
 

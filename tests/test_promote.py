@@ -218,11 +218,11 @@ def test_cli_refuses_unknown_parameters_and_a_missing_team():
 
 def test_the_submitted_spec_names_the_owning_team():
     from workbench.notebook.examples import bundled
-    from workbench.promote import _owned_by
+    from workbench.promote import owned_by
 
     spec = bundled("surge-pricing")
     assert spec.team == "pricing"
-    owned = parse(yaml.safe_load(_owned_by(spec.to_yaml(), "supply")))
+    owned = parse(yaml.safe_load(owned_by(spec.to_yaml(), "supply")))
     assert owned.team == "supply" and owned.sql == spec.sql
 
 

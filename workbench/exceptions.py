@@ -297,6 +297,19 @@ class SilenceNotFoundError(JobServiceError):
         )
 
 
+class PromotionNotFoundError(JobServiceError):
+    """No promotion with that id among those the user started in this Jupyter server."""
+
+    status = 404
+
+    def __init__(self, ref: object):
+        self.ref = ref
+        super().__init__(
+            f"No promotion '{clip(ref)}' of yours in this Jupyter server (promotions are kept "
+            "until the server restarts): promote the notebook again."
+        )
+
+
 class ServiceRequestError(WorkbenchError):
     """The job service refused a request with an error this client has no class for;
     ``status`` is the HTTP status, ``kind`` the server's error type."""

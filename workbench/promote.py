@@ -120,7 +120,7 @@ def submit(
     from workbench.server.client import ServiceClient
 
     t0 = time.perf_counter()
-    promotion.spec_yaml = _owned_by(promotion.spec_yaml, team)
+    promotion.spec_yaml = owned_by(promotion.spec_yaml, team)
     job = ServiceClient(server, token).submit(
         name=promotion.name,
         team=team,
@@ -134,7 +134,7 @@ def submit(
     return job
 
 
-def _owned_by(spec_yaml: str, team: str) -> str:
+def owned_by(spec_yaml: str, team: str) -> str:
     """The spec with ``team`` as its team (the job's owner; the plan does not change)."""
     import yaml
 

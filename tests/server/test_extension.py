@@ -36,7 +36,7 @@ class Jupyter:
 def start_jupyter(tmp: Path, state: Path, *options: str) -> Jupyter:
     port = free_port()
     config = tmp / "jupyter-config"
-    config.mkdir()
+    config.mkdir(exist_ok=True)
     env = os.environ | {
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),

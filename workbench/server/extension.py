@@ -27,9 +27,11 @@ from tornado import web
 from traitlets import Bool, Enum, Unicode
 from traitlets.config import Configurable
 
+from workbench.server import new_dagger, promotions
 from workbench.server.handlers import ApiHandler, rules
 from workbench.server.identity import Caller, Identify, local_user
 from workbench.server.pages import page_rules
+from workbench.server.promotions import Promotions
 
 #: Environment variable naming the state folder when the trait is not set.
 STATE_ENV = "WORKBENCH_SERVICE_STATE"
@@ -73,6 +75,11 @@ class JupyterPageHandler(ApiHandler, JupyterHandler):
     auth_resource = "workbench"
 
 
+#: routes of the lab extension, only in Jupyter: promote a notebook of this server's root,
+#: the "new dagger" template
+LAB_ROUTES = [*promotions.ROUTES, *new_dagger.ROUTES]
+
+
 def _guard(method: Any) -> Any:
     return web.authenticated(authorized(method))
 
@@ -97,10 +104,14 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
     handler_settings = {"service": service, "identify": identify, "executor": executor}
     serverapp.web_app.settings["workbench_service"] = service
+    promotions_run = Promotions(service, serverapp.root_dir)
+    atexit.register(promotions_run.close)
+    serverapp.web_app.settings["workbench_promotions"] = promotions_run
     base_url = serverapp.web_app.settings.get("base_url", "/")
     serverapp.web_app.add_handlers(
         ".*$",
         rules(base_url, JupyterApiHandler, handler_settings, wrap=_guard)
+        + rules(base_url, JupyterApiHandler, handler_settings, wrap=_guard, routes=LAB_ROUTES)
         + page_rules(base_url, JupyterPageHandler, handler_settings, wrap=_guard),
     )
     serverapp.log.info(

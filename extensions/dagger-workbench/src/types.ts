@@ -1,0 +1,96 @@
+/** The job service's JSON, as its README's "The job service over HTTP" lists it. */
+
+export interface Metrics {
+  input_rate: number | null;
+  processed_rate: number | null;
+  batch_duration_ms: number | null;
+  watermark: string | null;
+  offsets_behind_latest: number | null;
+  late: number | null;
+  dead_letters: number | null;
+  records: number | null;
+  batches: number | null;
+  last_batch_at: string | null;
+  last_sink_write_at: string | null;
+}
+
+export interface Job {
+  id: number;
+  name: string;
+  team: string;
+  status: string;
+  desired: string;
+  version: number;
+  cluster: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  failures: number;
+  run: { id: string; pid: number | null; started_at: string | null } | null;
+  metrics: Partial<Metrics>;
+  last_error: string | null;
+  alerts_firing: number;
+}
+
+/** One micro-batch of a run (`progress.jsonl`). */
+export interface Progress {
+  batch: number;
+  time: number;
+  input_rows: number;
+  input_rate: number;
+  processed_rate: number;
+  duration_ms: number;
+  offsets_behind?: number | null;
+}
+
+export interface Me {
+  user: string;
+  teams: string[];
+  admin: boolean;
+}
+
+export interface Version {
+  number: number;
+  author: string;
+  created_at: string;
+  spec_hash: string;
+  spec_yaml?: string;
+  notebook_sha256: string | null;
+  parity: any;
+  current: boolean;
+  note: string;
+  [key: string]: unknown;
+}
+
+export interface WorkbenchEvent {
+  time?: string;
+  at?: string;
+  user?: string;
+  actor?: string;
+  action: string;
+  detail?: any;
+  [key: string]: unknown;
+}
+
+export interface Alert {
+  fingerprint?: string;
+  job?: string;
+  team?: string;
+  rule: string;
+  labels: Record<string, string>;
+  status: string;
+  starts_at?: string;
+  time?: string;
+  values?: Record<string, unknown>;
+  silenced_by?: number | null;
+}
+
+/** A promotion the Jupyter server runs (`POST promotions`). */
+export interface Promotion {
+  id: string;
+  state: 'running' | 'done' | 'failed';
+  steps: { name: string; text: string; time: number }[];
+  error: { type: string; message: string } | null;
+  diff: string | null;
+  job: Job | null;
+}

@@ -1,0 +1,120 @@
+import { Widget } from '@lumino/widgets';
+
+import { ServiceError, WorkbenchAPI } from '../src/api';
+import { DaggersPanel } from '../src/panel';
+import { Job, Me, Progress } from '../src/types';
+
+/** The API's answers, set by each test (the panel only reads me, jobs and progress). */
+class Answers {
+  me: Me = { user: 'root', teams: [], admin: true };
+  jobs: Job[] | ServiceError = [];
+  progress = new Map<number, Progress[]>();
+}
+
+function apiOf(answers: Answers): WorkbenchAPI {
+  const api = Object.create(WorkbenchAPI.prototype) as WorkbenchAPI;
+  api.me = async () => answers.me;
+  api.jobs = async () => {
+    if (answers.jobs instanceof ServiceError) {
+      throw answers.jobs;
+    }
+    return answers.jobs;
+  };
+  api.progress = async (ref: string | number) => answers.progress.get(Number(ref)) ?? [];
+  return api;
+}
+
+function job(id: number, over: Partial<Job> = {}): Job {
+  return {
+    id,
+    name: `dagger-${id}`,
+    team: id % 2 ? 'pricing' : 'supply',
+    status: 'RUNNING',
+    desired: 'RUNNING',
+    version: 1,
+    cluster: null,
+    created_by: 'alice',
+    created_at: '',
+    updated_at: '',
+    failures: 0,
+    run: { id: `r${id}`, pid: 1, started_at: null },
+    metrics: { input_rate: 10 * id, processed_rate: 9 * id, offsets_behind_latest: id, last_batch_at: 't1' },
+    last_error: null,
+    alerts_firing: id === 3 ? 2 : 0,
+    ...over
+  };
+}
+
+const nothing = () => undefined;
+
+function panelOf(answers: Answers): DaggersPanel {
+  const panel = new DaggersPanel({
+    api: apiOf(answers),
+    actions: { openDetails: nothing, openLogs: nothing, openHealth: nothing, openNotebook: nothing },
+    refreshSeconds: 0
+  });
+  Widget.attach(panel, document.body);
+  return panel;
+}
+
+describe('DaggersPanel', () => {
+  it('lists 200 jobs and updates their rows in place', async () => {
+    const answers = new Answers();
+    answers.jobs = Array.from({ length: 200 }, (_, i) => job(i + 1));
+    const panel = panelOf(answers);
+    await panel.refresh();
+    const rows = panel.node.querySelectorAll('.dw-job');
+    expect(rows).toHaveLength(200);
+    const third = panel.node.querySelector('.dw-job[data-name="dagger-3"]')!;
+    expect(third.querySelector('.dw-badge')!.className).toContain('dw-status-running');
+    expect(third.querySelector('[data-cell="rates"]')!.textContent).toBe('in 30 \u00b7 out 27 /s');
+    expect(third.querySelector('[data-cell="alerts"]')!.textContent).toContain('2');
+    expect((third.querySelector('[data-action="start"]') as HTMLButtonElement).disabled).toBe(true);
+
+    answers.jobs = answers.jobs.map(j =>
+      j.id === 3 ? { ...j, status: 'STOPPED', desired: 'STOPPED', run: null } : j
+    );
+    await panel.refresh();
+    expect(panel.node.querySelector('.dw-job[data-name="dagger-3"]')).toBe(third);
+    expect(third.getAttribute('data-status')).toBe('STOPPED');
+    expect((third.querySelector('[data-action="start"]') as HTMLButtonElement).disabled).toBe(false);
+    expect(Number(panel.node.dataset.renderMs)).toBeLessThan(300);
+    panel.dispose();
+  });
+
+  it('gives admins a team filter', async () => {
+    const answers = new Answers();
+    answers.jobs = [job(1), job(2), job(3)];
+    const panel = panelOf(answers);
+    await panel.refresh();
+    const filter = panel.node.querySelector('.dw-team-filter') as HTMLSelectElement;
+    expect(filter.hidden).toBe(false);
+    expect([...filter.options].map(o => o.value)).toEqual(['', 'pricing', 'supply']);
+    filter.value = 'supply';
+    filter.dispatchEvent(new Event('change'));
+    expect([...panel.node.querySelectorAll('.dw-job')].map(r => r.getAttribute('data-name'))).toEqual([
+      'dagger-2'
+    ]);
+    panel.dispose();
+  });
+
+  it('says when the service is unreachable and keeps the last rows', async () => {
+    const answers = new Answers();
+    answers.me = { user: 'alice', teams: ['pricing'], admin: false };
+    answers.jobs = [job(1)];
+    const panel = panelOf(answers);
+    await panel.refresh();
+    expect((panel.node.querySelector('.dw-team-filter') as HTMLElement).hidden).toBe(true);
+    answers.jobs = new ServiceError(0, 'Unreachable', 'the Jupyter server did not answer');
+    await panel.refresh();
+    const banner = panel.node.querySelector('.dw-banner') as HTMLElement;
+    expect(banner.hidden).toBe(false);
+    expect(banner.textContent).toContain('Job service unreachable');
+    expect(panel.node.classList).toContain('dw-unreachable');
+    expect(panel.node.querySelectorAll('.dw-job')).toHaveLength(1);
+    answers.jobs = [job(1)];
+    await panel.refresh();
+    expect(banner.hidden).toBe(true);
+    panel.dispose();
+  });
+});

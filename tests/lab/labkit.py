@@ -1,0 +1,57 @@
+"""A real JupyterLab for the UI tests: ``jupyter server`` with the job service extension,
+JupyterLab and the built lab extension (``workbench/labextension``, loaded from an extra
+labextensions folder, as an installed wheel's ``share/jupyter/labextensions`` would be),
+users named by their tokens (alice: pricing, bob: supply, root: admin)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from servekit import TOKENS, write_state
+from test_extension import Jupyter, start_jupyter
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the build's output (``jlpm build:prod`` in extensions/dagger-workbench)
+LABEXT = ROOT / "workbench" / "labextension"
+#: screenshots of the UI tests
+ARTIFACTS = ROOT / "artifacts" / "lab"
+
+
+def labextensions(folder: Path) -> Path:
+    """A labextensions folder holding the built extension (fails with what to run if it
+    was not built)."""
+    if not (LABEXT / "package.json").is_file():
+        pytest.fail(
+            "the lab extension is not built: run `jlpm install && jlpm build:prod` in "
+            "extensions/dagger-workbench (it writes workbench/labextension)"
+        )
+    (folder / "@dagger-workbench").mkdir(parents=True, exist_ok=True)
+    link = folder / "@dagger-workbench" / "lab"
+    if not link.exists():
+        link.symlink_to(LABEXT, target_is_directory=True)
+    return folder
+
+
+def start_lab(tmp: Path, *options: str) -> Jupyter:
+    """JupyterLab under ``/user/alice/`` whose users log in with their token as an
+    ``Authorization`` header (the page config carries no token of its own). JupyterLab's
+    news are off (they would ask the user, over the panel)."""
+    news = tmp / "jupyter-config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    users = [f"--TokenUsers.users={token}={user}" for user, token in TOKENS.items()]
+    return start_jupyter(
+        tmp,
+        write_state(tmp / "state"),
+        "--ServerApp.identity_provider_class=token_users.TokenUsers",
+        "--TokenUsers.token=",
+        f"--LabApp.extra_labextensions_path={labextensions(tmp / 'labextensions')}",
+        *users,
+        *options,
+    )
+
+
+def as_user(user: str) -> dict:
+    return {"Authorization": f"token {TOKENS[user]}"}

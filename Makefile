@@ -42,6 +42,7 @@ demo: setup
 	$(BIN)/workbench demo
 
 test: setup labextension test-system
+	cd extensions/dagger-workbench && PATH="$(abspath $(BIN)):$$PATH" jlpm test
 	@$(BIN)/pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 

@@ -198,25 +198,32 @@ class StreamingJob:
         name, tables = f"{self.spec.name}:{QUERY}", [s.table for s in self.spec.streams]
 
         def fan_out(batch: DataFrame, batch_id: int) -> None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            from pyspark import inheritable_thread_target
+
             batch = batch.persist()
             rules = None
             try:
                 batch.count()  # computed once (its dead letters observed); all below read it
-                if self.on_rows is not None:  # the alert rules, beside the writers
-                    rules = _Beside(self.on_rows, batch, batch_id)
-                for config, writer in self._writers:
-                    done = Written.of(writer.write(batch, batch_id))
-                    self.totals.add_written(config.describe(), done.rows, done.skipped)
-                query = next(q for q in self.spark.streams.active if q.name == name)
-                letters = deadletters.observed(query, tables)
-                if letters:
-                    self.totals.dead_letters += dead_writer.write(letters, batch_id)
+                # the alert rules run beside the writers (in a thread keeping the Spark local
+                # properties, e.g. a shared application's pool) and end before the batch commits
+                with ThreadPoolExecutor(1, thread_name_prefix="alert-rules") as beside:
+                    if self.on_rows is not None:
+                        rules = beside.submit(
+                            inheritable_thread_target(self.on_rows), batch, batch_id
+                        )
+                    for config, writer in self._writers:
+                        done = Written.of(writer.write(batch, batch_id))
+                        self.totals.add_written(config.describe(), done.rows, done.skipped)
+                    query = next(q for q in self.spark.streams.active if q.name == name)
+                    letters = deadletters.observed(query, tables)
+                    if letters:
+                        self.totals.dead_letters += dead_writer.write(letters, batch_id)
             finally:
-                if rules is not None:
-                    rules.wait()  # before the batch commits: its observations are written
                 batch.unpersist()
-            if rules is not None and rules.error is not None:
-                raise rules.error
+            if rules is not None:
+                rules.result()  # raises what the rules raised
 
         return (
             result.writeStream.queryName(name)
@@ -337,26 +344,3 @@ def on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:
             signal.signal(sig, old)
 
     return restore
-
-
-class _Beside:
-    """``fn(batch, batch_id)`` in a thread of its own (inheriting the Spark local properties,
-    such as a shared application's scheduler pool) while the caller goes on; :meth:`wait`
-    waits for it, and :attr:`error` is what it raised."""
-
-    def __init__(self, fn: Callable[[DataFrame, int], None], batch: DataFrame, batch_id: int):
-        from pyspark import InheritableThread
-
-        self.error: BaseException | None = None
-
-        def target() -> None:
-            try:
-                fn(batch, batch_id)
-            except BaseException as err:  # noqa: BLE001 - raised by the caller
-                self.error = err
-
-        self.thread = InheritableThread(target=target, name=f"alert-rules-{batch_id}")
-        self.thread.start()
-
-    def wait(self) -> None:
-        self.thread.join()

@@ -7,12 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-pytest.importorskip("workbench.notify.registry")  # the notifiers (helper A2's branch)
-
-from workbench.alerts.state import fingerprint  # noqa: E402
-from workbench.alerts.testfire import evaluate, send  # noqa: E402
-from workbench.exceptions import WorkbenchError  # noqa: E402
-from workbench.spec import parse  # noqa: E402
+from workbench.alerts.state import fingerprint
+from workbench.alerts.testfire import evaluate, send
+from workbench.exceptions import WorkbenchError
+from workbench.spec import parse
 
 T0 = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
 

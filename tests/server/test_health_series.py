@@ -65,7 +65,7 @@ def test_charts_break_between_runs():
     assert titles == [
         "Input and processed rate",
         "Batch duration",
-        "Offsets behind latest",
+        "Offsets behind latest (as each batch was planned)",
         "Watermark delay (batch time - watermark)",
         "Late rows and dead letters per batch",
     ]

@@ -71,9 +71,8 @@ def observe(df: DataFrame, rules: Sequence[AlertRule], job: str) -> list[Observa
     return sorted(out, key=lambda o: (o.at, o.rule))
 
 
-def _by_labels(item: tuple[str, dict]) -> tuple[str, str]:
-    hit = item[1]
-    return json.dumps(hit["labels"], sort_keys=True), json.dumps(hit["values"], default=str)
+def _by_labels(item: tuple[str, dict]) -> list[tuple[str, str]]:
+    return sorted(item[1]["labels"].items())  # one hit per label set at a point
 
 
 def check(df: DataFrame, rules: Sequence[AlertRule]) -> None:

@@ -16,6 +16,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 export WORKBENCH_HOME ?= $(CURDIR)/.workbench
 
+# pytest workers (pytest-xdist; whole test files per worker, each with its own servers)
+TEST_WORKERS ?= 2
+
 LABEXT := $(VENV)/share/jupyter/labextensions/@dagger-workbench/lab
 
 .PHONY: setup demo test check clean kernel lab labextension
@@ -43,7 +46,7 @@ demo: setup
 
 test: setup labextension test-system
 	cd extensions/dagger-workbench && PATH="$(abspath $(BIN)):$$PATH" jlpm test
-	@$(BIN)/pytest; rc=$$?; \
+	@$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 kernel: $(STAMP)

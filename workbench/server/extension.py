@@ -65,11 +65,21 @@ class WorkbenchService(Configurable):
     )
 
 
-class JupyterApiHandler(ApiHandler, APIHandler):
+class _ViewersFirst:
+    """A dashboard viewer is refused (403) before the route reads its request."""
+
+    async def prepare(self) -> None:
+        await super().prepare()  # type: ignore[misc]  # Jupyter's login
+        found = self.identify(self)  # type: ignore[attr-defined]
+        if found is not None:
+            self.refuse_viewer(found)  # type: ignore[attr-defined]
+
+
+class JupyterApiHandler(_ViewersFirst, ApiHandler, APIHandler):
     auth_resource = "workbench"
 
 
-class JupyterPageHandler(ApiHandler, JupyterHandler):
+class JupyterPageHandler(_ViewersFirst, ApiHandler, JupyterHandler):
     """The health page and the metrics: not JSON (an APIHandler answers only JSON)."""
 
     auth_resource = "workbench"

@@ -16,6 +16,7 @@ embedded service. Settings are the traits of :class:`WorkbenchService`
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -65,21 +66,11 @@ class WorkbenchService(Configurable):
     )
 
 
-class _ViewersFirst:
-    """A dashboard viewer is refused (403) before the route reads its request."""
-
-    async def prepare(self) -> None:
-        await super().prepare()  # type: ignore[misc]  # Jupyter's login
-        found = self.identify(self)  # type: ignore[attr-defined]
-        if found is not None:
-            self.refuse_viewer(found)  # type: ignore[attr-defined]
-
-
-class JupyterApiHandler(_ViewersFirst, ApiHandler, APIHandler):
+class JupyterApiHandler(ApiHandler, APIHandler):
     auth_resource = "workbench"
 
 
-class JupyterPageHandler(_ViewersFirst, ApiHandler, JupyterHandler):
+class JupyterPageHandler(ApiHandler, JupyterHandler):
     """The health page and the metrics: not JSON (an APIHandler answers only JSON)."""
 
     auth_resource = "workbench"
@@ -91,7 +82,17 @@ LAB_ROUTES = [*promotions.ROUTES, *new_dagger.ROUTES]
 
 
 def _guard(method: Any) -> Any:
-    return web.authenticated(authorized(method))
+    """Jupyter's login and authorizer, then a dashboard viewer is refused (403) before the
+    route reads its request."""
+
+    @functools.wraps(method)
+    async def viewers_refused(self: ApiHandler, *args: Any, **kwargs: Any) -> Any:
+        found = self.identify(self)
+        if found is not None:
+            self.refuse_viewer(found)
+        return await method(self, *args, **kwargs)
+
+    return web.authenticated(authorized(viewers_refused))
 
 
 def _jupyter_server_extension_points() -> list[dict]:

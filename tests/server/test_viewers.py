@@ -38,7 +38,6 @@ def test_a_viewer_may_reach_what_the_dashboard_needs(path):
         "tree",
         "api/contents",
         "api/kernels",
-        f"api/kernels/{KERNEL}",
         f"api/kernels/{KERNEL}/restart",
         "api/sessions",
         "api/terminals",
@@ -56,6 +55,12 @@ def test_a_viewer_may_reach_what_the_dashboard_needs(path):
 )
 def test_a_viewer_is_refused_everything_else(path):
     assert not viewer_may(path)
+
+
+def test_a_viewer_may_read_a_kernels_model_only():
+    assert viewer_may(f"api/kernels/{KERNEL}")
+    assert not viewer_may(f"api/kernels/{KERNEL}", method="DELETE")
+    assert not viewer_may(f"api/kernels/{KERNEL}/interrupt", method="POST")
 
 
 def test_other_dashboards_and_the_base_url():

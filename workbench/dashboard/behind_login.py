@@ -63,6 +63,9 @@ def door_settings() -> dict:
                 "workbench.server.viewer_channels.ViewerChannels"
             ),
             "jpserver_extensions": {"voila.server_extension": True, "workbench.server": True},
+            # Voila's page would load MathJax from a CDN (the dashboard has no maths): off,
+            # as standalone Voila has it
+            "tornado_settings": {"mathjax_url": None, "mathjax_config": None},
         },
         "VoilaConfiguration": voila_settings(),
     }

@@ -32,7 +32,7 @@ class WorkbenchAuthorizer(Authorizer):
     def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
         if viewer_areas(handler, user) is None:
             return True
-        allowed = viewer_may(relative_path(handler), self.dashboards)
+        allowed = viewer_may(relative_path(handler), self.dashboards, handler.request.method)
         if not allowed:
             self.log.info(
                 "dashboard viewer %s refused %s %s (%s)",

@@ -24,6 +24,9 @@ _ALWAYS = re.compile(
     r"|static/.*"
     r")/?"
 )
+#: paths a viewer may only read: the model of the dashboard's kernel (Voila's page asks
+#: for it before connecting)
+_READ = re.compile(rf"api/kernels/{_KERNEL}/?")
 #: kernel messages a viewer's browser may send: the widgets' comms and their handshakes;
 #: no execute_request, so a viewer cannot run code in the dashboard's kernel
 VIEWER_MESSAGES = frozenset(
@@ -31,12 +34,13 @@ VIEWER_MESSAGES = frozenset(
 )
 
 
-def viewer_may(path: str, dashboards: Iterable[str] = (DASHBOARD,)) -> bool:
-    """May a viewer request ``path`` (under base_url, no leading slash, no query)?"""
+def viewer_may(path: str, dashboards: Iterable[str] = (DASHBOARD,), method: str = "GET") -> bool:
+    """May a viewer request ``path`` (under base_url, no leading slash, no query) with
+    ``method``?"""
     path = path.lstrip("/")
     if any(part in (".", "..") for part in path.split("/")):
         return False
-    if _ALWAYS.fullmatch(path):
+    if _ALWAYS.fullmatch(path) or (method in ("GET", "HEAD") and _READ.fullmatch(path)):
         return True
     rendered = path.removeprefix("voila/render/")
     return rendered != path and rendered.rstrip("/") in set(dashboards)

@@ -2,8 +2,8 @@
 the job service, Voila's server extension) and Chromium: carla (viewer for Bandung) logs
 in with her token, the dashboard's city picker lists only Bandung and the map shows it;
 she gets 403 on the jobs API and on JupyterLab's pages, and her browser cannot run code
-in the dashboard's kernel; alice (team pricing) sees every city. No JS errors, no request
-leaves the machine; screenshots go to ``artifacts/lab/``."""
+in the dashboard's kernel (alice's browser can); alice (team pricing) sees every city.
+No JS errors, no request leaves the machine; screenshots go to ``artifacts/lab/``."""
 
 from __future__ import annotations
 
@@ -60,11 +60,40 @@ def viewer_lab(tmp_path_factory):
 
 def open_dashboard(browser, server, user: str):
     page = recorded_page(browser, width=1200, height=1000)
+    page.sockets = []
+    page.on("websocket", lambda ws: page.sockets.append(ws.url))
     page.goto(f"{server.url}{DASHBOARD}?token={TOKENS[user]}", timeout=180_000)
     page.wait_for_selector("iframe.atlas-frame", timeout=180_000)
     frame = page.frame_locator("iframe.atlas-frame")
     frame.locator("#deck-container canvas").wait_for(timeout=60_000)
     return page
+
+
+#: from the page, as any script of the viewer's could: a second connection to the
+#: dashboard's kernel sending an execute_request, then a kernel_info_request
+SEND_TO_KERNEL = """async ([url, code]) => {
+  const ws = new WebSocket(url);
+  await new Promise((ok, fail) => { ws.onopen = ok; ws.onerror = fail; });
+  const got = [];
+  ws.onmessage = (e) => { if (typeof e.data === "string") got.push(JSON.parse(e.data).msg_type); };
+  const message = (type, content) => JSON.stringify({
+    header: {msg_id: String(Math.random()), msg_type: type, username: "u", session: "s",
+             date: new Date().toISOString(), version: "5.3"},
+    parent_header: {}, metadata: {}, content, channel: "shell", buffers: []});
+  ws.send(message("execute_request", {code, silent: false, store_history: false,
+                                      user_expressions: {}, allow_stdin: false}));
+  ws.send(message("kernel_info_request", {}));
+  await new Promise((done) => setTimeout(done, 3000));
+  ws.close();
+  return got;
+}"""
+
+
+def run_in_kernel(page, marker: Path) -> list[str]:
+    """Ask the dashboard's kernel to write ``marker``; the message types answered."""
+    url = next(u for u in page.sockets if "/api/kernels/" in u).split("?")[0]
+    url += f"?session_id=probe-{marker.name}"  # a connection of its own
+    return page.evaluate(SEND_TO_KERNEL, [url, f"open({str(marker)!r}, 'w').write('ran')"])
 
 
 def options(select) -> list[str]:
@@ -87,7 +116,7 @@ def shoot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / name), full_page=True)
 
 
-def test_a_viewer_sees_only_bandung_and_nothing_else(viewer_lab, chromium):
+def test_a_viewer_sees_only_bandung_and_nothing_else(viewer_lab, chromium, tmp_path):
     page = open_dashboard(chromium, viewer_lab, "carla")
     city = page.locator(".city-dashboard select").first
     assert options(city) == ["Bandung"]
@@ -95,6 +124,10 @@ def test_a_viewer_sees_only_bandung_and_nothing_else(viewer_lab, chromium):
     assert "Bandung" in legend(page)
     assert "Jakarta" not in legend(page) + page.locator(".dashboard-chart-box").inner_text()
     shoot(page, "dashboard-viewer.png")  # the README shows a copy of it
+    marker = tmp_path / "viewer-ran-code"
+    answered = run_in_kernel(page, marker)
+    assert "kernel_info_reply" in answered and "execute_reply" not in answered
+    assert not marker.exists()  # the execute_request never reached the kernel
     assert_clean(page)
 
     # the login cookie the token set: the rest of the server is closed to her
@@ -108,7 +141,7 @@ def test_a_viewer_sees_only_bandung_and_nothing_else(viewer_lab, chromium):
     page.close()
 
 
-def test_a_team_member_sees_every_city(viewer_lab, chromium):
+def test_a_team_member_sees_every_city(viewer_lab, chromium, tmp_path):
     page = open_dashboard(chromium, viewer_lab, "alice")
     city = page.locator(".city-dashboard select").first
     assert options(city) == ["Jakarta", "Bandung", "Surabaya"]
@@ -120,6 +153,9 @@ def test_a_team_member_sees_every_city(viewer_lab, chromium):
         timeout=60_000,
     )
     shoot(page, "dashboard-team-member.png")
+    marker = tmp_path / "member-ran-code"
+    assert "execute_reply" in run_in_kernel(page, marker)  # Jupyter's own channels for her
+    assert marker.read_text() == "ran"
     assert_clean(page)
     assert page.request.get(viewer_lab.url + "workbench/api/jobs").status == 200
     assert page.request.get(viewer_lab.url + "lab").status == 200

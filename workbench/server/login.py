@@ -31,9 +31,11 @@ class TokenLogin(IdentityProvider):
         return ""  # no anonymous shared token: every token names a user
 
     def user_for(self, token: str, handler: Any) -> User | None:
+        if not token:
+            return None
         table = self.users or _service_tokens(handler)
         for known, name in table.items():
-            if token and hmac.compare_digest(str(known), token):
+            if hmac.compare_digest(str(known), token):
                 return User(username=str(name), name=str(name), display_name=str(name))
         return None
 

@@ -107,12 +107,15 @@ def config_source(settings: dict) -> str:
 
 
 def voila_settings() -> dict:
-    """Voila as ``--local`` runs it: the workbench template, code and tracebacks hidden."""
+    """Voila as ``--local`` runs it (the workbench template, code and tracebacks hidden),
+    and no ``?template=`` / ``?theme=`` from the URL."""
     return {
         "template": "workbench",
         "strip_sources": True,
         "show_tracebacks": False,
         "theme": "light",
+        "allow_template_override": "NO",
+        "allow_theme_override": "NO",
     }
 
 

@@ -9,7 +9,8 @@ Requests go through Jupyter's own authentication (``@web.authenticated``), autho
 (``@authorized`` on resource ``workbench``) and XSRF checks. The caller is Jupyter's user
 (``current_user.username``: the JupyterHub user under Hub); on a plain Jupyter server,
 whose token names nobody, the caller is the server's owner (an admin), as with the
-embedded service. Settings are the traits of :class:`WorkbenchService`
+embedded service. A dashboard viewer (teams file ``viewers:``) is refused every route (403)
+before the route reads its request. Settings are the traits of :class:`WorkbenchService`
 (``c.WorkbenchService.state_dir`` ...).
 """
 

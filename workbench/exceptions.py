@@ -277,6 +277,20 @@ class JobForbiddenError(JobServiceError):
         )
 
 
+class ViewerForbiddenError(JobServiceError):
+    """A dashboard viewer asked the job service for something (jobs, alerts, pages)."""
+
+    status = 403
+
+    def __init__(self, user: str, areas: Iterable[str]):
+        self.user, self.areas = user, sorted(areas)
+        super().__init__(
+            f"User '{clip(user)}' is a dashboard viewer (areas: {', '.join(self.areas)}): "
+            "viewers see the city dashboard and nothing of the job service. Ask an admin "
+            "to add you to a team in the teams file if you need jobs."
+        )
+
+
 class JobConflictError(JobServiceError):
     """A request that contradicts the job's state (for example a name taken by another
     team's job)."""

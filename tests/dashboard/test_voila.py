@@ -1,6 +1,6 @@
 """The dashboard as a city head sees it: Voila on 127.0.0.1 over an InfluxDB holding surge
 results, loaded in Debian's Chromium (Playwright) with no network; then the store goes
-down. And ``workbench dashboard --config FILE`` as a user starts it: every setting of the
+down. And ``workbench dashboard --local --config FILE`` as a user starts it: every setting of the
 file reaches the page (credentials only the store), and SIGTERM or SIGINT stops it all.
 
 Screenshots go to ``artifacts/`` (kept by CI).
@@ -233,7 +233,7 @@ def test_every_setting_of_the_config_file_reaches_the_page_then_sigterm_stops_it
         "refresh_seconds: 5\n"
     )
     port, log, before = free_port(), tmp_path / "cli.log", private_folders()
-    parent = dashboard_cli("--config", str(config), "--port", str(port), log=log)
+    parent = dashboard_cli("--local", "--config", str(config), "--port", str(port), log=log)
     try:
         wait_for_port(port)
         page.goto(f"http://127.0.0.1:{port}/", timeout=120_000)
@@ -267,7 +267,9 @@ def test_every_setting_of_the_config_file_reaches_the_page_then_sigterm_stops_it
 
 def test_ctrl_c_stops_the_dashboard_and_its_kernels(parquet_results, tmp_path):
     port, log = free_port(), tmp_path / "cli.log"
-    parent = dashboard_cli("--store", f"parquet:{parquet_results}", "--port", str(port), log=log)
+    parent = dashboard_cli(
+        "--local", "--store", f"parquet:{parquet_results}", "--port", str(port), log=log
+    )
     try:
         wait_for_port(port)
         answer = requests.get(f"http://127.0.0.1:{port}/", timeout=180)  # runs a kernel

@@ -55,3 +55,35 @@ def start_lab(tmp: Path, *options: str) -> Jupyter:
 
 def as_user(user: str) -> dict:
     return {"Authorization": f"token {TOKENS[user]}"}
+
+
+def start_viewer_lab(tmp: Path, store: str) -> Jupyter:
+    """JupyterLab with the job service and Voila's server extension behind the job
+    service's door, as ``workbench dashboard`` sets it up (token logins from the service
+    config, the viewers' authorizer and kernel channels, Voila's prelaunch hook), the
+    dashboard notebook in its root reading ``store``; users log in with ``?token=``."""
+    import os
+
+    from workbench.dashboard.behind_login import config_source, door_settings
+    from workbench.dashboard.config import DashboardConfig
+    from workbench.dashboard.notebook import render
+    from workbench.dashboard.serve import environment
+    from workbench.server.viewers import DASHBOARD
+
+    (tmp / DASHBOARD).write_text(render())
+    private = tmp / "private"
+    private.mkdir(mode=0o700)
+    door = private / "door_config.py"
+    door.write_text(config_source(door_settings()))
+    kernels = environment(DashboardConfig.load(store=store, refresh_seconds=600), private)
+    changed = {k: kernels[k] for k in ("JUPYTER_PATH", "WORKBENCH_DASHBOARD_CONFIG")}
+    saved = {k: os.environ.get(k) for k in changed}
+    os.environ.update(changed)
+    try:
+        return start_jupyter(tmp, write_state(tmp / "state"), f"--config={door}")
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -16,9 +16,13 @@ import requests
 import yaml
 from polling import wait_for
 
-#: user -> API token in the test service's config
-TOKENS = {"alice": "alice-token", "bob": "bob-token", "root": "root-token"}
-TEAMS = {"admins": ["root"], "teams": {"pricing": ["alice"], "supply": ["bob"]}}
+#: user -> API token in the test service's config (carla: a dashboard viewer for Bandung)
+TOKENS = {"alice": "alice-token", "bob": "bob-token", "root": "root-token", "carla": "carla-token"}
+TEAMS = {
+    "admins": ["root"],
+    "teams": {"pricing": ["alice"], "supply": ["bob"]},
+    "viewers": {"carla": ["bandung"]},
+}
 #: runs that fail stop quickly; stops do not wait a minute
 POLICY = {"max_failures": 2, "backoff_s": 0.5, "stop_grace_s": 5, "kill_grace_s": 2}
 

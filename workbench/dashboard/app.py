@@ -13,11 +13,11 @@ import html
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from workbench.atlas.areas import service_area, service_areas
+from workbench.atlas.areas import ServiceArea, service_area
 from workbench.dashboard import snapshot
 from workbench.dashboard.chart import line_chart
 from workbench.dashboard.config import AHEAD_MINUTES, DashboardConfig
-from workbench.dashboard.errors import StoreEmptyError, StoreError
+from workbench.dashboard.errors import AreaNotAllowedError, StoreEmptyError, StoreError
 from workbench.dashboard.stores import Store
 from workbench.exceptions import WorkbenchError
 
@@ -41,9 +41,11 @@ class Dashboard:
 
         self.config = config
         self.store = store or config.open_store()
-        areas = [(a.name, a.key) for a in service_areas().values()]
+        self.allowed = config.allowed_areas()  # a viewer's cities, else every city
         self.area = w.Dropdown(
-            options=areas, value=service_area(config.area).key, description="City"
+            options=[(a.name, a.key) for a in self.allowed],
+            value=config.first_area().key,
+            description="City",
         )
         self.service = w.Dropdown(options=[ALL_SERVICES], description="Service")
         self.metric = w.Dropdown(options=list(config.metrics), description="Metric")
@@ -142,11 +144,18 @@ class Dashboard:
         return snapshot.take(
             self.store,
             str(self.metric.value),
-            service_area(str(self.area.value)),
+            self._area(str(self.area.value)),
             service,
             hours=self.config.hours,
             ahead_minutes=AHEAD_MINUTES,
         )
+
+    def _area(self, key: str) -> ServiceArea:
+        """The area to read: refused unless allowed (not only missing from the picker)."""
+        area = service_area(key)
+        if area not in self.allowed:
+            raise AreaNotAllowedError(key, [a.name for a in self.allowed])
+        return area
 
     def _draw(self, shot: snapshot.Snapshot) -> None:
         from workbench.atlas.map import choropleth

@@ -9,13 +9,16 @@
     hours: 6                                     # the time range shown, back from now
     refresh_seconds: 30
     area: jakarta
+    areas: [bandung]                             # cities it may show (default: all)
     style: none                                  # basemap: none, light, dark, satellite
 
 ``WORKBENCH_DASHBOARD_CONFIG`` names the YAML file; ``WORKBENCH_DASHBOARD_STORE``,
-``_MEASUREMENT``, ``_HOURS``, ``_REFRESH``, ``_AREA`` and ``_STYLE`` override single
-settings. ``workbench dashboard`` passes the whole resolved configuration to the Voila
-kernel as a private file (:meth:`DashboardConfig.write`) named by
-``WORKBENCH_DASHBOARD_CONFIG``, so credentials in ``store_options`` travel in no URL,
+``_MEASUREMENT``, ``_HOURS``, ``_REFRESH``, ``_AREA``, ``_AREAS`` (comma-separated) and
+``_STYLE`` override single settings; behind a login, Voila's prelaunch hook sets a
+viewer's ``_AREAS`` in the dashboard's kernel (:mod:`workbench.dashboard.voila_hooks`).
+``workbench dashboard`` passes the whole resolved configuration to the Voila kernel as a
+private file (:meth:`DashboardConfig.write`) named by ``WORKBENCH_DASHBOARD_CONFIG``, so
+credentials in ``store_options`` travel in no URL,
 command line or log. Without a store, the dashboard reads the Parquet folder
 ``workbench demo`` writes.
 """
@@ -28,6 +31,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from workbench.atlas.areas import ServiceArea, service_area, service_areas
 from workbench.dashboard.stores import Layout, Store, open_store
 from workbench.exceptions import SpecError, did_you_mean
 from workbench.paths import home
@@ -54,6 +58,7 @@ class DashboardConfig:
     hours: float = 6.0
     refresh_seconds: float = 30.0
     area: str = "jakarta"
+    areas: list[str] = field(default_factory=list)  # empty: every service area
     style: str = "none"
 
     @classmethod
@@ -66,6 +71,20 @@ class DashboardConfig:
             config = config._with(_read_yaml(Path(source)), str(source))
         config = config._with(_from_env(), "environment")
         return config._with({k: v for k, v in overrides.items() if v is not None}, "arguments")
+
+    def allowed_areas(self) -> list[ServiceArea]:
+        """The service areas this dashboard may show, in the areas file's order."""
+        every = list(service_areas().values())
+        if not self.areas:
+            return every
+        wanted = {service_area(a).key for a in self.areas}  # unknown: UnknownNameError
+        return [a for a in every if a.key in wanted]
+
+    def first_area(self) -> ServiceArea:
+        """The area shown first: ``area`` if allowed, else the first allowed one."""
+        allowed = self.allowed_areas()
+        chosen = service_area(self.area)
+        return chosen if chosen in allowed else allowed[0]
 
     def layout(self) -> Layout:
         return Layout(self.measurement, self.cell_column, self.service_column, self.time_column)
@@ -117,7 +136,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 def _from_env() -> dict[str, str]:
     names = {"REFRESH": "refresh_seconds"}
-    keys = ("STORE", "MEASUREMENT", "HOURS", "REFRESH", "AREA", "STYLE")
+    keys = ("STORE", "MEASUREMENT", "HOURS", "REFRESH", "AREA", "AREAS", "STYLE")
     return {
         names.get(k, k.lower()): os.environ[ENV_PREFIX + k]
         for k in keys

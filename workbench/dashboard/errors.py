@@ -20,3 +20,18 @@ class StoreUnreachableError(StoreError):
 
 class StoreEmptyError(StoreError):
     """The store answers but holds no results for what was asked."""
+
+
+class AreaNotAllowedError(WorkbenchError):
+    """A service area outside the ones this dashboard may show (a viewer's areas)."""
+
+    def __init__(self, area: str, allowed: list[str]):
+        self.area, self.allowed = area, allowed
+        super().__init__(
+            f"This dashboard shows only {', '.join(allowed)}; '{area[:40]}' is not one of "
+            "them. Ask an admin to add the city to your viewer entry in the teams file."
+        )
+
+
+class DashboardLoginError(WorkbenchError):
+    """``workbench dashboard`` behind a login has nobody to let in (no tokens)."""

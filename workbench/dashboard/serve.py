@@ -1,4 +1,6 @@
-"""``workbench dashboard``: the dashboard notebook served by Voila on 127.0.0.1.
+"""``workbench dashboard``: the dashboard notebook served by Voila, behind a login in a
+Jupyter server (:mod:`workbench.dashboard.behind_login`), or with ``--local`` standalone
+on 127.0.0.1 with no login.
 
 Voila runs the notebook in a fresh kernel per visitor and shows only its widgets and
 markdown (code hidden, no tracebacks). The whole configuration reaches that kernel as a
@@ -19,6 +21,8 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
+from workbench.dashboard import behind_login
+from workbench.dashboard.behind_login import Login
 from workbench.dashboard.config import DashboardConfig
 from workbench.dashboard.processes import descendants, end_all
 
@@ -58,14 +62,23 @@ def environment(config: DashboardConfig, private: Path) -> dict[str, str]:
 
 
 def start(
-    config: DashboardConfig, port: int, notebook: Path | None = None
+    config: DashboardConfig,
+    port: int,
+    notebook: Path | None = None,
+    login: Login | None = None,
 ) -> subprocess.Popen[bytes]:
-    """The Voila server as a child process in its own session (for tests and embedding);
-    ``.private`` is the folder holding its configuration, for :func:`stop` to remove."""
+    """The server as a child process in its own session (for tests and embedding):
+    standalone Voila on 127.0.0.1 (no ``login``), or a Jupyter server with Voila's
+    extension and ``login``'s users. ``.private`` is the folder holding its configuration,
+    for :func:`stop` to remove."""
     from workbench.dashboard.notebook import bundled_path
 
     private = Path(tempfile.mkdtemp(prefix="workbench-dashboard-"))  # mode 0700
-    command = voila_command(notebook or bundled_path(), port)
+    notebook = notebook or bundled_path()
+    if login is None:
+        command = voila_command(notebook, port)
+    else:
+        command = behind_login.prepare(private, login, port, notebook)
     server = subprocess.Popen(
         command,
         env=environment(config, private),
@@ -100,14 +113,22 @@ def _stop_signal(signum: int, frame: FrameType | None) -> None:
     raise _Stopped(signum)
 
 
-def serve(config: DashboardConfig, port: int, notebook: Path | None = None) -> int:
-    """Run Voila in the foreground until it exits, Ctrl-C or SIGTERM; the exit code."""
+def serve(
+    config: DashboardConfig, port: int, notebook: Path | None = None, login: Login | None = None
+) -> int:
+    """Run the server in the foreground until it exits, Ctrl-C or SIGTERM; the exit code."""
+    if login is None:
+        where = f"http://{HOST}:{port}/ (no login)"
+    else:
+        where = (
+            f"http://{login.ip}:{port}/{behind_login.DASHBOARD_URL} (log in with your "
+            "job service token)"
+        )
     print(
-        f"city dashboard on http://{HOST}:{port}/ (store: {config.public_store()}); "
-        "Ctrl-C stops it",
+        f"city dashboard on {where} (store: {config.public_store()}); Ctrl-C stops it",
         flush=True,
     )
-    server = start(config, port, notebook)
+    server = start(config, port, notebook, login)
     previous = {sig: signal.signal(sig, _stop_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.wait()

@@ -9,13 +9,15 @@ Requests go through Jupyter's own authentication (``@web.authenticated``), autho
 (``@authorized`` on resource ``workbench``) and XSRF checks. The caller is Jupyter's user
 (``current_user.username``: the JupyterHub user under Hub); on a plain Jupyter server,
 whose token names nobody, the caller is the server's owner (an admin), as with the
-embedded service. Settings are the traits of :class:`WorkbenchService`
+embedded service. A dashboard viewer (teams file ``viewers:``) is refused every route (403)
+before the route reads its request. Settings are the traits of :class:`WorkbenchService`
 (``c.WorkbenchService.state_dir`` ...).
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -81,7 +83,17 @@ LAB_ROUTES = [*promotions.ROUTES, *new_dagger.ROUTES]
 
 
 def _guard(method: Any) -> Any:
-    return web.authenticated(authorized(method))
+    """Jupyter's login and authorizer, then a dashboard viewer is refused (403) before the
+    route reads its request."""
+
+    @functools.wraps(method)
+    async def viewers_refused(self: ApiHandler, *args: Any, **kwargs: Any) -> Any:
+        found = self.identify(self)
+        if found is not None:
+            self.refuse_viewer(found)
+        return await method(self, *args, **kwargs)
+
+    return web.authenticated(authorized(viewers_refused))
 
 
 def _jupyter_server_extension_points() -> list[dict]:

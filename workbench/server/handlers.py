@@ -6,7 +6,8 @@ turns the request's caller into the service's Principal, runs the JobService cal
 thread (the service is synchronous; the server's loop stays free) and writes errors as
 ``{"error": {"status", "type", "message"}}``: the typed error's status (400/403/404/409)
 and message; anything unexpected is a 500 whose body names no detail, only a reference
-to the server log. :func:`rules` mounts the routes on a given tornado handler class.
+to the server log. :func:`rules` mounts the routes on a given tornado handler class. A
+dashboard viewer (teams file ``viewers:``) is refused every route (403).
 """
 
 from __future__ import annotations
@@ -87,7 +88,17 @@ class ApiHandler(RequestHandler):
                 "no valid token: send 'Authorization: token T' with a token from the service "
                 "config (tokens or tokens_file), or the owner's token in STATE/local-token",
             )
+        self.refuse_viewer(found)
         return found
+
+    def refuse_viewer(self, caller: Caller) -> None:
+        """A dashboard viewer (teams file ``viewers:``) gets 403 on every route."""
+        from workbench.jobs.authz import check_not_viewer
+
+        try:
+            check_not_viewer(principal(self.service, caller))
+        except WorkbenchError as err:
+            raise ApiError(403, type(err).__name__, str(err)) from err
 
     async def call(self, operation: str, *args: Any, **kwargs: Any) -> Any:
         """``service.<operation>(who, *args, **kwargs)`` in a worker thread."""

@@ -1,0 +1,67 @@
+"""``workbench dashboard`` behind the job service's login, as a user starts it: it refuses
+to start with nobody to let in, ``--local`` stays on 127.0.0.1, and with a state folder
+(tokens, a teams file with a viewer) it serves the dashboard to logged-in users only,
+keeps the viewer to it, and stops on SIGTERM leaving nothing behind."""
+
+from __future__ import annotations
+
+import signal
+
+import requests
+import yaml
+from test_voila import dashboard_cli, private_folders, stopped_by, wait_for_port
+
+from workbench.infra.ports import free_port
+
+TOKENS = {"alice-token": "alice", "carla-token": "carla"}
+TEAMS = {"teams": {"pricing": ["alice"]}, "viewers": {"carla": ["bandung"]}}
+
+
+def state_folder(folder):
+    folder.mkdir()
+    (folder / "teams.yaml").write_text(yaml.safe_dump(TEAMS))
+    config = {"teams_file": "teams.yaml", "tokens": TOKENS}
+    (folder / "service.yaml").write_text(yaml.safe_dump(config))
+    return folder
+
+
+def test_with_nobody_to_let_in_it_says_to_give_tokens_or_local(tmp_path):
+    log = tmp_path / "cli.log"
+    refused = dashboard_cli("--state", str(tmp_path / "nothing"), log=log)
+    assert refused.wait(60) == 1
+    output = log.read_text()
+    assert "no user can log in to the dashboard" in output and "--local" in output
+    local = dashboard_cli("--local", "--ip", "0.0.0.0", log=log)
+    assert local.wait(60) == 1
+    assert "--local serves with no login, so only on 127.0.0.1" in log.read_text()
+
+
+def test_behind_the_login_then_sigterm_stops_it(tmp_path):
+    state = state_folder(tmp_path / "state")
+    port, log, before = free_port(), tmp_path / "cli.log", private_folders()
+    parent = dashboard_cli("--state", str(state), "--port", str(port), log=log)
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for_port(port, timeout=120)
+        page = "voila/render/dashboard.ipynb"
+        assert requests.get(base + page, timeout=30, allow_redirects=False).status_code in (
+            302,
+            403,
+        )  # nobody logged in: to the login page
+        carla = requests.Session()
+        assert carla.get(f"{base}{page}?token=carla-token", timeout=180).status_code == 200
+        jobs = carla.get(base + "workbench/api/jobs", timeout=30)  # her cookie, no token
+        assert jobs.status_code == 403 and "dashboard viewer" in jobs.text
+        assert carla.get(base + "api/contents", timeout=30).status_code == 403
+        alice = {"Authorization": "token alice-token"}
+        me = requests.get(base + "workbench/api/me", headers=alice, timeout=30)
+        assert me.json() == {"user": "alice", "teams": ["pricing"], "admin": False}
+        home = requests.get(base, headers=alice, timeout=30, allow_redirects=False)
+        assert home.headers["Location"].rstrip("?").endswith(page)  # the home page
+        stopped_by(parent, signal.SIGTERM, port)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    assert f"city dashboard on http://127.0.0.1:{port}/{page}" in log.read_text()
+    assert "carla-token" not in log.read_text()
+    assert private_folders() <= before

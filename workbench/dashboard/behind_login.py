@@ -106,6 +106,10 @@ def config_source(settings: dict) -> str:
     )
 
 
+#: Lab extensions Voila must not load on the dashboard page: ours needs JupyterLab's shell.
+HIDDEN_LAB_EXTENSIONS = ["@dagger-workbench/lab"]
+
+
 def voila_settings() -> dict:
     """Voila as ``--local`` runs it (the workbench template, code and tracebacks hidden),
     and no ``?template=`` / ``?theme=`` from the URL."""
@@ -116,6 +120,7 @@ def voila_settings() -> dict:
         "theme": "light",
         "allow_template_override": "NO",
         "allow_theme_override": "NO",
+        "extension_denylist": HIDDEN_LAB_EXTENSIONS,
     }
 
 

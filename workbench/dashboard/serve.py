@@ -47,6 +47,7 @@ def voila_command(notebook: Path, port: int) -> list[str]:
         "--show_tracebacks=False",
         "--theme=light",
         f"--template={TEMPLATE}",
+        f"--VoilaConfiguration.extension_denylist={behind_login.HIDDEN_LAB_EXTENSIONS!r}",
     ]
 
 

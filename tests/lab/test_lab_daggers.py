@@ -6,10 +6,12 @@ service is said so. No JS errors, no request leaves the machine; screenshots go 
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import nbformat
 import pytest
+import requests
 import yaml
 from labkit import ARTIFACTS, as_user, start_lab
 from polling import wait_for
@@ -24,6 +26,9 @@ from workbench.notebook.examples import demo_events
 REFRESH_BUDGET_MS = 300
 ROW = '#dagger-workbench-panel .dw-job[data-name="{}"]'
 PANEL_JS = "document.querySelector('#dagger-workbench-panel')"
+PANEL_PLUGIN = "@dagger-workbench/lab:daggers"
+#: the panel's request for the jobs (not a job's own routes)
+JOBS_URL = re.compile(r"workbench/api/jobs(\?|$)")
 
 
 @pytest.fixture(scope="module")
@@ -265,3 +270,46 @@ def test_200_jobs_refresh_within_budget_and_an_unreachable_service_is_said(chrom
     page.wait_for_selector("#dagger-workbench-panel .dw-banner:visible", timeout=30_000)
     assert "Job service unreachable" in page.inner_text("#dagger-workbench-panel .dw-banner")
     shoot(page, "daggers-panel-unreachable.png")
+
+
+def test_the_panels_settings_take_effect_when_changed(lab, chromium):
+    """The refresh interval changed in JupyterLab's Settings Editor (its settings registry):
+    every second, then only on demand, then the default again."""
+    page = open_lab(chromium, lab, "alice", workspace="alice-settings")
+    show_panel(page)
+    page.keyboard.press("Control+,")
+    page.click(".jp-PluginList-entry:has-text('Dagger Workbench: daggers panel')")
+    try:
+        set_panel_setting(page, lab, "refreshSeconds", 1)
+        assert jobs_requests_in(page, 3.5) >= 3
+        set_panel_setting(page, lab, "refreshSeconds", 0)
+        page.wait_for_timeout(1000)  # a request already sent may still be answered
+        assert jobs_requests_in(page, 3) == 0
+        with page.expect_request(JOBS_URL):  # on demand still
+            page.click("#dagger-workbench-panel .dw-refresh")
+    finally:
+        set_panel_setting(page, lab, "refreshSeconds", 5)
+    assert_clean(page)
+
+
+def set_panel_setting(page, lab, name: str, value) -> None:
+    """Type ``value`` in the Settings Editor's field for the panel's setting ``name``;
+    returns once the server keeps it."""
+    field = page.locator(f"[id='jp-SettingsEditor-{PANEL_PLUGIN}_{name}']")
+    field.fill(str(value))
+    field.press("Tab")
+    url = f"{lab.url}lab/api/settings/{PANEL_PLUGIN}"
+
+    def saved() -> bool:
+        page.wait_for_timeout(200)  # not a sleep: the page's routed requests go on meanwhile
+        answer = requests.get(url, headers=as_user("alice"), timeout=10).json()
+        return answer["settings"].get(name) == value
+
+    wait_for(saved, 30, f"the setting {name} = {value} saved")
+
+
+def jobs_requests_in(page, seconds: float) -> int:
+    """How many times the panel asks for the jobs in the next ``seconds``."""
+    before = len([u for u in page.requests if JOBS_URL.search(u)])
+    page.wait_for_timeout(seconds * 1000)
+    return len([u for u in page.requests if JOBS_URL.search(u)]) - before

@@ -1,5 +1,6 @@
 """The lab extension in a real JupyterLab and Chromium: promote a notebook from its
-toolbar, watch the job run in the daggers panel, open its details, stop it from the panel;
+toolbar (or the command palette), watch the job run in the daggers panel, follow its log,
+open its details, restart and stop it from the panel;
 another team's user does not see it; 200 jobs refresh within budget; an unreachable
 service is said so. No JS errors, no request leaves the machine; screenshots go to
 ``artifacts/lab/``."""
@@ -7,6 +8,7 @@ service is said so. No JS errors, no request leaves the machine; screenshots go 
 from __future__ import annotations
 
 import re
+import time
 import uuid
 
 import nbformat
@@ -115,6 +117,7 @@ def test_promote_from_the_toolbar_then_stop_from_the_panel(lab, chromium, kafka_
     page.wait_for_selector(".dw-versions tbody tr[data-version='1']")
     shoot(page, "job-details.png")
     follow_log_health_and_notebook(page, row, lab)
+    restart_from_the_panel(page, row, lab)
 
     bob = open_lab(chromium, lab, "bob")
     show_panel(bob)
@@ -144,6 +147,47 @@ def follow_log_health_and_notebook(page, row: str, lab) -> None:
     page.wait_for_selector(".lm-TabBar-tab:has-text('lab-hotspots-v1.ipynb')")
     record = nbformat.read(lab.root / "dagger-versions" / "lab-hotspots-v1.ipynb", 4)
     assert record.metadata.papermill.parameters["bootstrap_servers"]  # the executed notebook
+
+
+def restart_from_the_panel(page, row: str, lab) -> None:
+    """Restart, confirmed: a new run reaches RUNNING, and the log view opened before (not
+    reopened) follows it."""
+    before = lab.call("GET", "jobs/lab-hotspots", "alice-token").json()["run"]["id"]
+    shown = len(page.inner_text(".dw-log-text"))
+    page.click(f"{row} [data-action='restart']")
+    page.wait_for_selector(".jp-Dialog:has-text('Restart lab-hotspots?')")
+    page.click(".jp-Dialog .jp-mod-accept")
+
+    def new_run() -> str | None:
+        job = lab.call("GET", "jobs/lab-hotspots", "alice-token").json()
+        run = (job["run"] or {}).get("id")
+        return run if job["status"] == "RUNNING" and run not in (None, before) else None
+
+    after = until(page, new_run, 180, "a new run of lab-hotspots RUNNING")
+    page.wait_for_selector(f"{row}[data-status='RUNNING']", timeout=30_000)
+    page.wait_for_function(
+        """([marker, shown]) => {
+            const text = document.querySelector('.dw-log-text').textContent;
+            const at = text.indexOf(marker);
+            return text.length > shown && at >= 0 && text.slice(at + marker.length).trim() !== '';
+        }""",
+        arg=[f"--- run {after} ---", shown],
+        timeout=90_000,
+    )
+    assert page.locator(".dw-log").count() == 1
+    assert f"run {after}" in page.inner_text(".dw-log-state")
+
+
+def until(page, predicate, timeout: float, what: str):
+    """``predicate()``'s first truthy value, polled while the page goes on (a sleep would
+    hold the page's routed requests)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        page.wait_for_timeout(500)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def diff_and_roll_back(page, lab) -> None:
@@ -194,8 +238,10 @@ def test_a_failed_parity_check_shows_its_rows_in_the_dialog(lab, chromium, kafka
         parameters=f"bootstrap = {kafka_broker.bootstrap!r}\ntopic = {topic!r}",
     )
     page = open_lab(chromium, lab, "alice", "noisy.ipynb", workspace="alice-noisy")
-    page.wait_for_selector(".dw-promote-button:visible", timeout=60_000)
-    page.click(".dw-promote-button")
+    page.wait_for_selector(".dw-promote-button:visible", timeout=60_000)  # its kernel known
+    page.keyboard.press("Control+Shift+C")  # the command palette's command, this time
+    page.fill(".lm-CommandPalette-input", "promote notebook")
+    page.click(".lm-CommandPalette-item:has-text('Promote Notebook to a Dagger Job')")
     page.fill('.dw-promote-form [name="team"]', "pricing")
     page.click(".jp-Dialog .jp-mod-accept")
     page.wait_for_selector(".dw-promote-progress[data-state='failed']", timeout=300_000)

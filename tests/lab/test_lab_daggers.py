@@ -8,7 +8,6 @@ service is said so. No JS errors, no request leaves the machine; screenshots go 
 from __future__ import annotations
 
 import re
-import time
 import uuid
 
 import nbformat
@@ -111,6 +110,7 @@ def test_promote_from_the_toolbar_then_stop_from_the_panel(lab, chromium, kafka_
     spark = f"{row} .dw-spark polyline[points*=',']"  # seeded from the run's progress
     page.wait_for_selector(spark, state="attached", timeout=60_000)
     shoot(page, "daggers-panel.png")
+    assert_not_modified(page, "hotspots.ipynb")  # its kernel started meanwhile
 
     page.click(f"{row} .dw-job-name")
     page.wait_for_selector(".dw-details h2:has-text('lab-hotspots')")
@@ -145,8 +145,23 @@ def follow_log_health_and_notebook(page, row: str, lab) -> None:
     frame.locator("text=lab-hotspots").first.wait_for(timeout=30_000)
     page.click(f"{row} [data-action='notebook']")
     page.wait_for_selector(".lm-TabBar-tab:has-text('lab-hotspots-v1.ipynb')")
+    assert_not_modified(page, "lab-hotspots-v1.ipynb")
     record = nbformat.read(lab.root / "dagger-versions" / "lab-hotspots-v1.ipynb", 4)
     assert record.metadata.papermill.parameters["bootstrap_servers"]  # the executed notebook
+
+
+def assert_not_modified(page, notebook: str) -> None:
+    """Once the notebook's kernel is idle, its tab does not say it was modified (JupyterLab
+    writes the kernel's language_info in: a notebook made with less would be)."""
+    page.wait_for_function(
+        "name => { const bar = document.querySelector('#jp-main-statusbar').textContent;"
+        " return bar.includes(name) && bar.includes('| Idle'); }",
+        arg=notebook,
+        timeout=60_000,
+    )
+    page.wait_for_timeout(500)
+    tab = page.locator(f".lm-TabBar-tab:has-text('{notebook}')")
+    assert "jp-mod-dirty" not in (tab.get_attribute("class") or "")
 
 
 def restart_from_the_panel(page, row: str, lab) -> None:
@@ -179,15 +194,8 @@ def restart_from_the_panel(page, row: str, lab) -> None:
 
 
 def until(page, predicate, timeout: float, what: str):
-    """``predicate()``'s first truthy value, polled while the page goes on (a sleep would
-    hold the page's routed requests)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        page.wait_for_timeout(500)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    """:func:`wait_for` while the page goes on (a sleep would hold its routed requests)."""
+    return wait_for(predicate, timeout, what, pause=lambda s: page.wait_for_timeout(s * 1000))
 
 
 def diff_and_roll_back(page, lab) -> None:
@@ -347,11 +355,10 @@ def set_panel_setting(page, lab, name: str, value) -> None:
     url = f"{lab.url}lab/api/settings/{PANEL_PLUGIN}"
 
     def saved() -> bool:
-        page.wait_for_timeout(200)  # not a sleep: the page's routed requests go on meanwhile
         answer = requests.get(url, headers=as_user("alice"), timeout=10).json()
         return answer["settings"].get(name) == value
 
-    wait_for(saved, 30, f"the setting {name} = {value} saved")
+    until(page, saved, 30, f"the setting {name} = {value} saved")
 
 
 def jobs_requests_in(page, seconds: float) -> int:

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 import nbformat
 import pytest
+from ipykernel.ipkernel import IPythonKernel
 
 from workbench.cli import main
 from workbench.exceptions import WorkbenchError
@@ -28,6 +30,9 @@ def test_new_makes_a_parameterised_notebook_and_never_overwrites(tmp_path):
     nb = nbformat.read(tmp_path / "eta-delays.ipynb", as_version=4)
     nbformat.validate(nb)
     assert nb.metadata.kernelspec == KERNEL
+    # what the kernel reports: JupyterLab has nothing to change, the notebook opens clean
+    assert nb.metadata.language_info == {**IPythonKernel.language_info}
+    assert nb.metadata.language_info.version == platform.python_version()
     parameters = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(parameters) == 1
     for name in ("streams", "sinks", "bootstrap_servers"):

@@ -244,6 +244,19 @@ def write(nb: Any, path: Path) -> Path:
     return path
 
 
+def for_this_kernel(nb: Any) -> Any:
+    """``nb`` with the ``language_info`` the workbench kernel reports (it runs on this
+    Python). JupyterLab writes the kernel's into an open notebook once the kernel starts:
+    a notebook made with less would show modified before anyone edits it. The shipped
+    files keep the short form (they do not depend on the Python that wrote them)."""
+    import copy
+
+    from ipykernel.ipkernel import IPythonKernel
+
+    nb.metadata["language_info"] = copy.deepcopy(IPythonKernel.language_info)
+    return nb
+
+
 def new(name: str, folder: str | Path = ".") -> Path:
     """``workbench new NAME``: ``NAME.ipynb`` from the template (never overwrites)."""
     from workbench.exceptions import WorkbenchError
@@ -251,7 +264,7 @@ def new(name: str, folder: str | Path = ".") -> Path:
     path = Path(folder) / f"{name}.ipynb"
     if path.exists():
         raise WorkbenchError(f"{path} exists: choose another name or remove it")
-    return write(template(name), path)
+    return write(for_this_kernel(template(name)), path)
 
 
 def generated(root: Path) -> dict[Path, Any]:

@@ -1,15 +1,18 @@
 """The lab extension in a real JupyterLab and Chromium: promote a notebook from its
-toolbar, watch the job run in the daggers panel, open its details, stop it from the panel;
+toolbar (or the command palette), watch the job run in the daggers panel, follow its log,
+open its details, restart and stop it from the panel;
 another team's user does not see it; 200 jobs refresh within budget; an unreachable
 service is said so. No JS errors, no request leaves the machine; screenshots go to
 ``artifacts/lab/``."""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import nbformat
 import pytest
+import requests
 import yaml
 from labkit import ARTIFACTS, as_user, start_lab
 from polling import wait_for
@@ -24,6 +27,9 @@ from workbench.notebook.examples import demo_events
 REFRESH_BUDGET_MS = 300
 ROW = '#dagger-workbench-panel .dw-job[data-name="{}"]'
 PANEL_JS = "document.querySelector('#dagger-workbench-panel')"
+PANEL_PLUGIN = "@dagger-workbench/lab:daggers"
+#: the panel's request for the jobs (not a job's own routes)
+JOBS_URL = re.compile(r"workbench/api/jobs(\?|$)")
 
 
 @pytest.fixture(scope="module")
@@ -104,12 +110,14 @@ def test_promote_from_the_toolbar_then_stop_from_the_panel(lab, chromium, kafka_
     spark = f"{row} .dw-spark polyline[points*=',']"  # seeded from the run's progress
     page.wait_for_selector(spark, state="attached", timeout=60_000)
     shoot(page, "daggers-panel.png")
+    assert_not_modified(page, "hotspots.ipynb")  # its kernel started meanwhile
 
     page.click(f"{row} .dw-job-name")
     page.wait_for_selector(".dw-details h2:has-text('lab-hotspots')")
     page.wait_for_selector(".dw-versions tbody tr[data-version='1']")
     shoot(page, "job-details.png")
     follow_log_health_and_notebook(page, row, lab)
+    restart_from_the_panel(page, row, lab)
 
     bob = open_lab(chromium, lab, "bob")
     show_panel(bob)
@@ -137,8 +145,57 @@ def follow_log_health_and_notebook(page, row: str, lab) -> None:
     frame.locator("text=lab-hotspots").first.wait_for(timeout=30_000)
     page.click(f"{row} [data-action='notebook']")
     page.wait_for_selector(".lm-TabBar-tab:has-text('lab-hotspots-v1.ipynb')")
+    assert_not_modified(page, "lab-hotspots-v1.ipynb")
     record = nbformat.read(lab.root / "dagger-versions" / "lab-hotspots-v1.ipynb", 4)
     assert record.metadata.papermill.parameters["bootstrap_servers"]  # the executed notebook
+
+
+def assert_not_modified(page, notebook: str) -> None:
+    """Once the notebook's kernel is idle, its tab does not say it was modified (JupyterLab
+    writes the kernel's language_info in: a notebook made with less would be)."""
+    page.wait_for_function(
+        "name => { const bar = document.querySelector('#jp-main-statusbar').textContent;"
+        " return bar.includes(name) && bar.includes('| Idle'); }",
+        arg=notebook,
+        timeout=60_000,
+    )
+    page.wait_for_timeout(500)
+    tab = page.locator(f".lm-TabBar-tab:has-text('{notebook}')")
+    assert "jp-mod-dirty" not in (tab.get_attribute("class") or "")
+
+
+def restart_from_the_panel(page, row: str, lab) -> None:
+    """Restart, confirmed: a new run reaches RUNNING, and the log view opened before (not
+    reopened) follows it."""
+    before = lab.call("GET", "jobs/lab-hotspots", "alice-token").json()["run"]["id"]
+    shown = len(page.inner_text(".dw-log-text"))
+    page.click(f"{row} [data-action='restart']")
+    page.wait_for_selector(".jp-Dialog:has-text('Restart lab-hotspots?')")
+    page.click(".jp-Dialog .jp-mod-accept")
+
+    def new_run() -> str | None:
+        job = lab.call("GET", "jobs/lab-hotspots", "alice-token").json()
+        run = (job["run"] or {}).get("id")
+        return run if job["status"] == "RUNNING" and run not in (None, before) else None
+
+    after = until(page, new_run, 180, "a new run of lab-hotspots RUNNING")
+    page.wait_for_selector(f"{row}[data-status='RUNNING']", timeout=30_000)
+    page.wait_for_function(
+        """([marker, shown]) => {
+            const text = document.querySelector('.dw-log-text').textContent;
+            const at = text.indexOf(marker);
+            return text.length > shown && at >= 0 && text.slice(at + marker.length).trim() !== '';
+        }""",
+        arg=[f"--- run {after} ---", shown],
+        timeout=90_000,
+    )
+    assert page.locator(".dw-log").count() == 1
+    assert f"run {after}" in page.inner_text(".dw-log-state")
+
+
+def until(page, predicate, timeout: float, what: str):
+    """:func:`wait_for` while the page goes on (a sleep would hold its routed requests)."""
+    return wait_for(predicate, timeout, what, pause=lambda s: page.wait_for_timeout(s * 1000))
 
 
 def diff_and_roll_back(page, lab) -> None:
@@ -189,8 +246,10 @@ def test_a_failed_parity_check_shows_its_rows_in_the_dialog(lab, chromium, kafka
         parameters=f"bootstrap = {kafka_broker.bootstrap!r}\ntopic = {topic!r}",
     )
     page = open_lab(chromium, lab, "alice", "noisy.ipynb", workspace="alice-noisy")
-    page.wait_for_selector(".dw-promote-button:visible", timeout=60_000)
-    page.click(".dw-promote-button")
+    page.wait_for_selector(".dw-promote-button:visible", timeout=60_000)  # its kernel known
+    page.keyboard.press("Control+Shift+C")  # the command palette's command, this time
+    page.fill(".lm-CommandPalette-input", "promote notebook")
+    page.click(".lm-CommandPalette-item:has-text('Promote Notebook to a Dagger Job')")
     page.fill('.dw-promote-form [name="team"]', "pricing")
     page.click(".jp-Dialog .jp-mod-accept")
     page.wait_for_selector(".dw-promote-progress[data-state='failed']", timeout=300_000)
@@ -265,3 +324,45 @@ def test_200_jobs_refresh_within_budget_and_an_unreachable_service_is_said(chrom
     page.wait_for_selector("#dagger-workbench-panel .dw-banner:visible", timeout=30_000)
     assert "Job service unreachable" in page.inner_text("#dagger-workbench-panel .dw-banner")
     shoot(page, "daggers-panel-unreachable.png")
+
+
+def test_the_panels_settings_take_effect_when_changed(lab, chromium):
+    """The refresh interval changed in JupyterLab's Settings Editor (its settings registry):
+    every second, then only on demand, then the default again."""
+    page = open_lab(chromium, lab, "alice", workspace="alice-settings")
+    show_panel(page)
+    page.keyboard.press("Control+,")
+    page.click(".jp-PluginList-entry:has-text('Dagger Workbench: daggers panel')")
+    try:
+        set_panel_setting(page, lab, "refreshSeconds", 1)
+        assert jobs_requests_in(page, 3.5) >= 3
+        set_panel_setting(page, lab, "refreshSeconds", 0)
+        page.wait_for_timeout(1000)  # a request already sent may still be answered
+        assert jobs_requests_in(page, 3) == 0
+        with page.expect_request(JOBS_URL):  # on demand still
+            page.click("#dagger-workbench-panel .dw-refresh")
+    finally:
+        set_panel_setting(page, lab, "refreshSeconds", 5)
+    assert_clean(page)
+
+
+def set_panel_setting(page, lab, name: str, value) -> None:
+    """Type ``value`` in the Settings Editor's field for the panel's setting ``name``;
+    returns once the server keeps it."""
+    field = page.locator(f"[id='jp-SettingsEditor-{PANEL_PLUGIN}_{name}']")
+    field.fill(str(value))
+    field.press("Tab")
+    url = f"{lab.url}lab/api/settings/{PANEL_PLUGIN}"
+
+    def saved() -> bool:
+        answer = requests.get(url, headers=as_user("alice"), timeout=10).json()
+        return answer["settings"].get(name) == value
+
+    until(page, saved, 30, f"the setting {name} = {value} saved")
+
+
+def jobs_requests_in(page, seconds: float) -> int:
+    """How many times the panel asks for the jobs in the next ``seconds``."""
+    before = len([u for u in page.requests if JOBS_URL.search(u)])
+    page.wait_for_timeout(seconds * 1000)
+    return len([u for u in page.requests if JOBS_URL.search(u)]) - before

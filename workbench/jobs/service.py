@@ -27,7 +27,7 @@ from workbench.jobs import authz, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
 from workbench.jobs.rundir import RunDir
-from workbench.jobs.views import event_view, job_view, latest_run, version_view
+from workbench.jobs.views import event_view, job_view, job_views, latest_run, version_view
 
 RUNNING, STOPPED = "running", "stopped"
 
@@ -75,7 +75,7 @@ class JobService(AlertQueries):
             if team is not None:
                 query = query.where(Job.team == team)
             jobs = [j for j in s.scalars(query) if authz.can_see(who, j.team)]
-            return [job_view(s, j) for j in jobs]
+            return job_views(s, jobs)
 
     def get_job(self, who: authz.Principal, ref: int | str) -> dict:
         with self.db.session() as s:

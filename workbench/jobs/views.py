@@ -1,7 +1,8 @@
 """What the job service answers with: job, version and event rows as JSON-able dicts.
 
 A job's ``metrics`` come from its live run's ``heartbeat.json`` (the run folder contract);
-``alerts_firing`` counts its alerts firing now (:mod:`workbench.alerts`).
+``alerts_firing`` counts its alerts firing now (:mod:`workbench.alerts`). A listing
+(:func:`job_views`) costs a constant number of queries, not a few per job.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from workbench.jobs.metrics import KEYS
 from workbench.jobs.rundir import RunDir
 
 ERROR_ACTIONS = ("run-failed", "lease-held", "handoff-failed", "failed")
+#: jobs per query when listing (well under any database's limit on bound parameters)
+BATCH = 500
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -55,20 +58,54 @@ def latest_run(session: Session, job_id: int) -> Run | None:
     return session.scalars(select(Run).where(Run.job_id == job_id).order_by(Run.id.desc())).first()
 
 
-def last_error(session: Session, job_id: int) -> str | None:
-    query = select(Event).where(Event.job_id == job_id, Event.action.in_(ERROR_ACTIONS))
-    event = session.scalars(query.order_by(Event.id.desc())).first()
-    return json.loads(event.detail_json).get("error") if event else None
+def live_runs(session: Session, job_ids: list[int]) -> dict[int, Run]:
+    """Each job's live run (the newest not ended), in one query."""
+    query = select(Run).where(Run.job_id.in_(job_ids), Run.ended_at.is_(None))
+    return {run.job_id: run for run in session.scalars(query.order_by(Run.id))}
 
 
-def firing_count(session: Session, job_id: int) -> int:
-    """How many of the job's alerts fire now."""
-    query = select(func.count()).where(AlertRow.job_id == job_id, AlertRow.status == "firing")
-    return int(session.scalar(query) or 0)
+def last_errors(session: Session, job_ids: list[int]) -> dict[int, str | None]:
+    """Each job's last error (from its newest error event), in one query."""
+    newest = (
+        select(func.max(Event.id))
+        .where(Event.job_id.in_(job_ids), Event.action.in_(ERROR_ACTIONS))
+        .group_by(Event.job_id)
+    )
+    query = select(Event).where(Event.id.in_(newest))
+    return {e.job_id: json.loads(e.detail_json).get("error") for e in session.scalars(query)}
+
+
+def firing_counts(session: Session, job_ids: list[int]) -> dict[int, int]:
+    """How many of each job's alerts fire now, in one query."""
+    query = (
+        select(AlertRow.job_id, func.count())
+        .where(AlertRow.job_id.in_(job_ids), AlertRow.status == "firing")
+        .group_by(AlertRow.job_id)
+    )
+    return {job_id: int(count) for job_id, count in session.execute(query)}
 
 
 def job_view(session: Session, job: Job) -> dict[str, Any]:
-    run = live_run(session, job.id)
+    return job_views(session, [job])[0]
+
+
+def job_views(session: Session, jobs: list[Job]) -> list[dict[str, Any]]:
+    """The jobs' views in a constant number of queries (one per table and
+    :data:`BATCH` jobs), whatever their number: the panel lists them every few seconds."""
+    runs: dict[int, Run] = {}
+    errors: dict[int, str | None] = {}
+    firing: dict[int, int] = {}
+    for start in range(0, len(jobs), BATCH):
+        ids = [job.id for job in jobs[start : start + BATCH]]
+        runs |= live_runs(session, ids)
+        errors |= last_errors(session, ids)
+        firing |= firing_counts(session, ids)
+    return [
+        _job_view(job, runs.get(job.id), errors.get(job.id), firing.get(job.id, 0)) for job in jobs
+    ]
+
+
+def _job_view(job: Job, run: Run | None, error: str | None, firing: int) -> dict[str, Any]:
     return {
         "id": job.id,
         "name": job.name,
@@ -85,8 +122,8 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
         "next_attempt_at": iso(job.next_attempt_at),
         "run": run_view(run) if run else None,
         "metrics": metrics(heartbeat(run)),
-        "last_error": last_error(session, job.id),
-        "alerts_firing": firing_count(session, job.id),
+        "last_error": error,
+        "alerts_firing": firing,
     }
 
 

@@ -15,7 +15,7 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")
 
 class NewDaggerRoute(ApiHandler):
     async def get(self) -> None:
-        from workbench.scaffold import template
+        from workbench.scaffold import for_this_kernel, template
 
         self.caller()  # Jupyter's login, as every route
         name = self.get_query_argument("name", "my-dagger")
@@ -26,7 +26,7 @@ class NewDaggerRoute(ApiHandler):
                 f"'{name[:80]}' is not a dagger name: use letters, digits, '-' and '_', "
                 "starting with a letter (at most 63)",
             )
-        self.reply(template(name))
+        self.reply(for_this_kernel(template(name)))
 
 
 ROUTES: list[tuple[str, type[ApiHandler]]] = [("templates/new-dagger", NewDaggerRoute)]

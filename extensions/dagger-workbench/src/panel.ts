@@ -51,7 +51,7 @@ export class DaggersPanel extends Widget {
   private filter: HTMLSelectElement;
   private summary: HTMLElement;
   private refreshing: Promise<void> | null = null;
-  refreshSeconds: number;
+  private seconds: number;
   confirmActions: boolean;
   sparklineSize: number;
 
@@ -59,7 +59,7 @@ export class DaggersPanel extends Widget {
     super();
     this.api = options.api;
     this.actions = options.actions;
-    this.refreshSeconds = options.refreshSeconds ?? 5;
+    this.seconds = options.refreshSeconds ?? 5;
     this.confirmActions = options.confirmActions ?? true;
     this.sparklineSize = options.sparklinePoints ?? 30;
     this.id = 'dagger-workbench-panel';
@@ -84,6 +84,20 @@ export class DaggersPanel extends Widget {
     });
     this.node.querySelector('.dw-refresh')!.addEventListener('click', () => void this.refresh());
     this.list.addEventListener('click', event => this.onClick(event));
+  }
+
+  /** Seconds between refreshes (0: only on demand). A change takes effect at once: the
+   * next refresh is rescheduled (none with 0). */
+  get refreshSeconds(): number {
+    return this.seconds;
+  }
+
+  set refreshSeconds(seconds: number) {
+    const changed = seconds !== this.seconds;
+    this.seconds = seconds;
+    if (changed && !this.refreshing && this.timer !== undefined) {
+      this.schedule();
+    }
   }
 
   /** The jobs of the last refresh (all teams the caller sees). */
@@ -122,6 +136,7 @@ export class DaggersPanel extends Widget {
 
   private schedule(): void {
     window.clearTimeout(this.timer);
+    this.timer = undefined;
     if (!this.isDisposed && this.refreshSeconds > 0) {
       // a collapsed sidebar asks nothing; showing it refreshes at once
       this.timer = window.setTimeout(

@@ -47,11 +47,11 @@ function job(id: number, over: Partial<Job> = {}): Job {
 
 const nothing = () => undefined;
 
-function panelOf(answers: Answers): DaggersPanel {
+function panelOf(answers: Answers, refreshSeconds = 0): DaggersPanel {
   const panel = new DaggersPanel({
     api: apiOf(answers),
     actions: { openDetails: nothing, openLogs: nothing, openHealth: nothing, openNotebook: nothing },
-    refreshSeconds: 0
+    refreshSeconds
   });
   Widget.attach(panel, document.body);
   return panel;
@@ -116,5 +116,26 @@ describe('DaggersPanel', () => {
     await panel.refresh();
     expect(banner.hidden).toBe(true);
     panel.dispose();
+  });
+
+  it('reschedules its refresh when the interval setting changes', async () => {
+    jest.useFakeTimers();
+    try {
+      const answers = new Answers();
+      answers.jobs = [job(1)];
+      const panel = panelOf(answers, 60);
+      await panel.refresh();
+      const asked = jest.spyOn(panel.api, 'jobs');
+      panel.refreshSeconds = 1; // not after the 60 s already scheduled
+      await jest.advanceTimersByTimeAsync(3500);
+      expect(asked.mock.calls.length).toBeGreaterThanOrEqual(3);
+      panel.refreshSeconds = 0; // only on demand
+      asked.mockClear();
+      await jest.advanceTimersByTimeAsync(120_000);
+      expect(asked).not.toHaveBeenCalled();
+      panel.dispose();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

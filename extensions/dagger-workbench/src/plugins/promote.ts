@@ -80,7 +80,9 @@ export const promotePlugin: JupyterFrontEndPlugin<void> = {
           tooltip: 'Promote this notebook to a production dagger job',
           className: 'dw-promote-button',
           onClick: () => {
-            tracker.currentWidget === panel || app.shell.activateById(panel.id);
+            if (tracker.currentWidget !== panel) {
+              app.shell.activateById(panel.id);
+            }
             void app.commands.execute(CommandIDs.promote);
           }
         });

@@ -1,7 +1,7 @@
 # Dagger Workbench — every target sets up what it needs first (idempotent).
 #   make demo    set up, then run the demo dagger on the embedded default
 #   make test    set up, then run the whole test suite
-#   make check   ruff (lint + format check) and mypy on workbench/
+#   make check   ruff (lint + format check), mypy on workbench/, ESLint + prettier on the extension
 #   make kernel  install the "Dagger Workbench (PySpark)" Jupyter kernel into .venv (pip
 #                install enables the job service's Jupyter server extension there)
 #   make labextension  build the JupyterLab extension (extensions/dagger-workbench) into
@@ -60,10 +60,11 @@ labextension: $(STAMP)
 lab: setup kernel labextension
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
-check: $(STAMP)
+check: $(STAMP) labextension
 	$(BIN)/ruff check workbench tests benchmarks
 	$(BIN)/ruff format --check workbench tests benchmarks
 	$(BIN)/mypy workbench
+	cd extensions/dagger-workbench && PATH="$(abspath $(BIN)):$$PATH" jlpm lint
 
 clean:
 	rm -rf $(VENV) .workbench .pytest_cache workbench/labextension extensions/*/node_modules

@@ -215,8 +215,8 @@ def diff_and_roll_back(page, lab) -> None:
     page.click(".dw-alert-table tr[data-rule='parked'] [data-act='silence']")
     page.fill(".dw-silence-form [name='comment']", "parked for the UI test")
     page.click(".jp-Dialog .jp-mod-accept")
-    silences = wait_for(
-        lambda: lab.call("GET", "silences", "alice-token").json()["silences"], 30, "a silence"
+    silences = until(
+        page, lambda: lab.call("GET", "silences", "alice-token").json()["silences"], 30, "a silence"
     )
     assert [(x["rule"], x["author"], x["comment"]) for x in silences] == [
         ("parked", "alice", "parked for the UI test")

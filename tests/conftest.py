@@ -18,6 +18,21 @@ pytest_plugins = [
 ]
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Figures tests report (``record_property("figure", text)``), printed after the run:
+    the property travels with the report, so it shows from pytest-xdist's workers too."""
+    figures = [
+        f"{report.nodeid}: {value}"
+        for report in terminalreporter.stats.get("passed", [])
+        for name, value in report.user_properties
+        if name == "figure" and report.when == "call"
+    ]
+    if figures:
+        terminalreporter.section("figures")
+        for line in figures:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def spark():
     from workbench.spark import session

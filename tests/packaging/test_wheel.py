@@ -88,13 +88,12 @@ def venv(wheel, place, env) -> Path:
     return root / "bin"
 
 
-def test_the_wheel_is_small_and_carries_what_it_ships(wheel, capsys):
+def test_the_wheel_is_small_and_carries_what_it_ships(wheel, record_property):
     import zipfile
 
     names = set(zipfile.ZipFile(wheel).namelist())
     size = wheel.stat().st_size
-    with capsys.disabled():
-        print(f"\nwheel {wheel.name}: {size / 1024:.0f} KiB, {len(names)} files")
+    record_property("figure", f"wheel {wheel.name}: {size / 1024:.0f} KiB, {len(names)} files")
     assert wheel.name == f"dagger_workbench-{__version__}-py3-none-any.whl"
     assert size < 5 * 1024 * 1024  # no node_modules, no build leftovers
     data = f"dagger_workbench-{__version__}.data/data"

@@ -9,28 +9,7 @@ import {
   statusClass,
   utc
 } from '../src/format';
-import { Job } from '../src/types';
-
-function job(over: Partial<Job> = {}): Job {
-  return {
-    id: 1,
-    name: 'surge',
-    team: 'pricing',
-    status: 'RUNNING',
-    desired: 'RUNNING',
-    version: 1,
-    cluster: null,
-    created_by: 'alice',
-    created_at: '',
-    updated_at: '',
-    failures: 0,
-    run: { id: 'r1', pid: 1, started_at: null },
-    metrics: {},
-    last_error: null,
-    alerts_firing: 0,
-    ...over
-  };
-}
+import { job } from './jobs';
 
 describe('compact', () => {
   it('shows rates as the panel does', () => {

@@ -3,6 +3,7 @@ import { Widget } from '@lumino/widgets';
 import { ServiceError, WorkbenchAPI } from '../src/api';
 import { DaggersPanel } from '../src/panel';
 import { Job, Me, Progress } from '../src/types';
+import { job } from './jobs';
 
 /** The API's answers, set by each test (the panel only reads me, jobs and progress). */
 class Answers {
@@ -24,25 +25,16 @@ function apiOf(answers: Answers): WorkbenchAPI {
   return api;
 }
 
-function job(id: number, over: Partial<Job> = {}): Job {
-  return {
+function numbered(id: number, over: Partial<Job> = {}): Job {
+  return job({
     id,
     name: `dagger-${id}`,
     team: id % 2 ? 'pricing' : 'supply',
-    status: 'RUNNING',
-    desired: 'RUNNING',
-    version: 1,
-    cluster: null,
-    created_by: 'alice',
-    created_at: '',
-    updated_at: '',
-    failures: 0,
     run: { id: `r${id}`, pid: 1, started_at: null },
     metrics: { input_rate: 10 * id, processed_rate: 9 * id, offsets_behind_latest: id, last_batch_at: 't1' },
-    last_error: null,
     alerts_firing: id === 3 ? 2 : 0,
     ...over
-  };
+  });
 }
 
 const nothing = () => undefined;
@@ -60,7 +52,7 @@ function panelOf(answers: Answers, refreshSeconds = 0): DaggersPanel {
 describe('DaggersPanel', () => {
   it('lists 200 jobs and updates their rows in place', async () => {
     const answers = new Answers();
-    answers.jobs = Array.from({ length: 200 }, (_, i) => job(i + 1));
+    answers.jobs = Array.from({ length: 200 }, (_, i) => numbered(i + 1));
     const panel = panelOf(answers);
     await panel.refresh();
     const rows = panel.node.querySelectorAll('.dw-job');
@@ -84,7 +76,7 @@ describe('DaggersPanel', () => {
 
   it('gives admins a team filter', async () => {
     const answers = new Answers();
-    answers.jobs = [job(1), job(2), job(3)];
+    answers.jobs = [numbered(1), numbered(2), numbered(3)];
     const panel = panelOf(answers);
     await panel.refresh();
     const filter = panel.node.querySelector('.dw-team-filter') as HTMLSelectElement;
@@ -101,7 +93,7 @@ describe('DaggersPanel', () => {
   it('says when the service is unreachable and keeps the last rows', async () => {
     const answers = new Answers();
     answers.me = { user: 'alice', teams: ['pricing'], admin: false };
-    answers.jobs = [job(1)];
+    answers.jobs = [numbered(1)];
     const panel = panelOf(answers);
     await panel.refresh();
     expect((panel.node.querySelector('.dw-team-filter') as HTMLElement).hidden).toBe(true);
@@ -112,7 +104,7 @@ describe('DaggersPanel', () => {
     expect(banner.textContent).toContain('Job service unreachable');
     expect(panel.node.classList).toContain('dw-unreachable');
     expect(panel.node.querySelectorAll('.dw-job')).toHaveLength(1);
-    answers.jobs = [job(1)];
+    answers.jobs = [numbered(1)];
     await panel.refresh();
     expect(banner.hidden).toBe(true);
     panel.dispose();
@@ -122,7 +114,7 @@ describe('DaggersPanel', () => {
     jest.useFakeTimers();
     try {
       const answers = new Answers();
-      answers.jobs = [job(1)];
+      answers.jobs = [numbered(1)];
       const panel = panelOf(answers, 60);
       await panel.refresh();
       const asked = jest.spyOn(panel.api, 'jobs');

@@ -332,7 +332,7 @@ class Supervisor:
         return host.pid, host.key
 
     def _run_config(self, job: Job, version: Any, run_id: str, handoff: dict | None) -> RunConfig:
-        _, cluster = self.config.cluster(job.cluster)
+        name, cluster = self.config.cluster(job.cluster)
         return RunConfig(
             run_id=run_id,
             job_id=job.id,
@@ -343,6 +343,8 @@ class Supervisor:
             handoff=handoff,
             heartbeat_s=self.config.heartbeat_s,
             spark_master=cluster.master,
+            cluster=name,
+            spark_conf=cluster.spark_conf(),
         )
 
     @staticmethod

@@ -50,6 +50,77 @@ def cmd_spark_status(args: argparse.Namespace) -> int:
     return 0 if status.running else 3
 
 
+def cmd_clusters_list(args: argparse.Namespace) -> int:
+    from workbench.cli_jobs import _client, table
+
+    found = _client(args).list_clusters()
+    if args.json:
+        print(json.dumps(found, indent=2))
+        return 0
+    header = ("NAME", "MASTER", "TEAMS", "STANDBY", "ANSWERING", "JOBS")
+    rows = [
+        (c["name"], c["master"], ",".join(c["teams"]) if c["teams"] else "all",
+         c["standby"], _answering(c["answering"]), c["jobs"])
+        for c in found
+    ]  # fmt: skip
+    print(table(header, rows) if rows else "no clusters you may use")
+    return 0
+
+
+def _answering(value: bool | None) -> str:
+    return "not probed" if value is None else ("yes" if value else "NO")
+
+
+def cmd_clusters_show(args: argparse.Namespace) -> int:
+    from workbench.cli_jobs import _client
+
+    found = _client(args).get_cluster(args.name)
+    if args.json:
+        print(json.dumps(found, indent=2))
+        return 0
+    resources = {k: v for k, v in found["resources"].items() if v is not None}
+    rows = [
+        ("cluster", found["name"]),
+        ("master", found["master"]),
+        ("description", found["description"] or "-"),
+        ("teams", ", ".join(found["teams"]) if found["teams"] else "all teams"),
+        ("answering", _answering(found["answering"])),
+        ("standby", found["standby"] or "-"),
+        ("unreachable after", f"{found['unreachable_after_s']:g} s"),
+        ("jobs per application", found["jobs_per_app"]),
+        ("resources", ", ".join(f"{k}={v}" for k, v in resources.items()) or "Spark's defaults"),
+        ("your jobs on it", found["jobs"]),
+    ]
+    rows += [(f"  {k}", v) for k, v in found["conf"].items()]
+    for key, value in rows:
+        print(f"{key + ':':<22} {value}")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """``clusters list|show``."""
+    from workbench.cli_jobs import _connection
+
+    p = sub.add_parser(
+        "clusters",
+        help="the job service's Spark clusters your teams may use",
+        description="List the named Spark clusters of the job service (--server or "
+        "$WORKBENCH_SERVER, else the local one) that your teams may use, or show one: "
+        "master, teams, standby, default resources, Spark settings, whether it answers.",
+    )
+    _connection(p, None)
+    actions = p.add_subparsers(dest="clusters_command", metavar="ACTION", required=True)
+    conn = argparse.ArgumentParser(add_help=False)
+    _connection(conn, argparse.SUPPRESS)
+    q = actions.add_parser("list", parents=[conn], help="the clusters you may use")
+    q.add_argument("--json", action="store_true", help="print the clusters as JSON")
+    q.set_defaults(run=cmd_clusters_list)
+    q = actions.add_parser("show", parents=[conn], help="one cluster's settings")
+    q.add_argument("name", metavar="NAME", help="the cluster's name")
+    q.add_argument("--json", action="store_true", help="print the cluster as JSON")
+    q.set_defaults(run=cmd_clusters_show)
+
+
 def add_dev_commands(dev: argparse._SubParsersAction) -> None:
     """``dev spark up|down|status`` under the ``dev`` group."""
     p = dev.add_parser(

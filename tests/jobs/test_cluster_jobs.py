@@ -1,21 +1,25 @@
 """Jobs on real Spark standalone clusters, through the job service (``workbench serve``):
 a submitted surge dagger runs on the session's cluster (master + 2 workers on loopback)
-and its rows equal ``workbench replay`` over the same events.
+and its rows equal ``workbench replay`` over the same events; a job on cluster ``a``
+whose master and worker are SIGKILLed moves to its standby by itself and stays exact.
 
-One service for the module; its clusters: ``local`` (``local[2]``) and ``standalone``
-(the ``spark_cluster`` fixture's master, the job's resources from the cluster's defaults)."""
+One service for the module; its clusters: ``local`` (``local[2]``), ``standalone`` (the
+``spark_cluster`` fixture's master, the job's resources from the cluster's defaults) and
+``a`` (a cluster of this module, master + 1 worker, standby ``standalone``)."""
 
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from service_process import Service
-from streaming import closed, new_topic, publish_events, surge_rows, surge_spec
+from streaming import closed, event_ms, new_topic, publish_events, surge_rows, surge_spec
 
 from workbench.generator import write_jsonl
-from workbench.infra.spark import master_json
+from workbench.infra.spark import SparkCluster, master_json
 from workbench.replay import replay
 
 #: the parallelism a job on ``standalone`` gets unless its spec says otherwise
@@ -51,16 +55,46 @@ def app_of(cluster, name: str) -> dict | None:
     return next((a for a in apps if a.get("name") == f"dagger-{name}"), None)
 
 
+def submit(service, bootstrap: str, tmp: Path, name: str, cluster: str):
+    """Alice submits the surge dagger ``name`` on ``cluster``, its topic holding 3000
+    bookings (5 minutes of event time), its sink Parquet: (topic, events, spec, body)."""
+    topic = new_topic(bootstrap, name)
+    events = list(publish_events(bootstrap, topic, 3000, seed=51, rate_per_s=10.0).events)
+    sink = {"type": "parquet", "path": str(tmp / "pq")}
+    spec = surge_spec(bootstrap, topic, tmp, [sink], name=name)
+    body = {"name": name, "team": "pricing", "spec_yaml": spec.to_yaml(), "cluster": cluster}
+    answer = service.api("alice", "POST", "/jobs", body)
+    assert answer.status_code == 201, answer.text
+    return topic, events, spec, body
+
+
 @pytest.fixture(scope="module")
-def service(tmp_path_factory, spark_cluster, kafka_broker):
+def cluster_a(tmp_path_factory):
+    """A cluster this module may kill: a master and one worker of 2 cores."""
+    cluster = SparkCluster(tmp_path_factory.mktemp("cluster-a"), workers=1, cores=2)
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory, spark_cluster, cluster_a, kafka_broker):
     base = tmp_path_factory.mktemp("clusters")
+    loopback = {"spark.driver.host": "127.0.0.1"}
     clusters = {
         "local": {"master": "local[2]"},
         "standalone": {
             "master": spark_cluster.status().master_url,
             "teams": ["pricing"],
             "resources": RESOURCES,
-            "conf": {"spark.driver.host": "127.0.0.1"},
+            "conf": loopback,
+        },
+        "a": {
+            "master": cluster_a.status().master_url,
+            "resources": RESOURCES,
+            "conf": loopback,
+            "standby": "standalone",
+            "unreachable_after_s": 3,
         },
     }
     service = Service(base / "state", base / "home", config={"clusters": clusters}).start()
@@ -75,15 +109,10 @@ def test_a_submitted_surge_dagger_on_a_standalone_cluster_equals_replay(
     service, spark_cluster, kafka_broker, spark, tmp_path
 ):
     bootstrap = kafka_broker.bootstrap
-    topic = new_topic(bootstrap, "cluster-surge")
-    events = list(publish_events(bootstrap, topic, 3000, seed=51, rate_per_s=10.0).events)
-    out = str(tmp_path / "pq")
-    spec = surge_spec(bootstrap, topic, tmp_path, [{"type": "parquet", "path": out}],
-                      name="surge-standalone")  # fmt: skip
-    body = {"name": "surge-standalone", "team": "pricing", "spec_yaml": spec.to_yaml(),
-            "cluster": "standalone"}  # fmt: skip
-    answer = service.api("alice", "POST", "/jobs", body)
-    assert answer.status_code == 201, answer.text
+    topic, events, spec, body = submit(
+        service, bootstrap, tmp_path, "surge-standalone", "standalone"
+    )
+    out = spec.sinks[0].path
     # another team may not use the cluster
     refused = service.api("bob", "POST", "/jobs", {**body, "name": "x", "team": "supply"})
     assert refused.status_code == 400 and "local" in refused.json()["error"]["message"]
@@ -103,3 +132,60 @@ def test_a_submitted_surge_dagger_on_a_standalone_cluster_equals_replay(
     assert 768 in (app.get("memoryperexecutor"), app.get("memoryperslave")), app
     run = json.loads((service.state / "runs" / job["run"]["id"] / "run.json").read_text())
     assert run["cluster"] == "standalone" and run["spark_conf"]["spark.cores.max"] == "2"
+
+    # stopped, it gives the cluster's cores back (the failover test's job needs them)
+    assert service.api("alice", "POST", "/jobs/surge-standalone/stop").status_code == 200
+    service.wait_for("surge-standalone", lambda j: j["status"] == "STOPPED", 120, "STOPPED")
+
+
+def iso_s(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def test_a_job_whose_cluster_dies_resumes_on_the_standby_exactly(
+    service, cluster_a, spark_cluster, kafka_broker, spark, tmp_path
+):
+    bootstrap = kafka_broker.bootstrap
+    topic, events, spec, _ = submit(service, bootstrap, tmp_path, "surge-failover", "a")
+    out = spec.sinks[0].path
+    first = service.wait_for(
+        "surge-failover", lambda j: j["status"] == "RUNNING" and parquet_rows(out), 300,
+        "a first window from cluster a",
+    )  # fmt: skip
+    assert app_of(cluster_a, "surge-failover") is not None
+
+    cluster_a.kill()  # the master and its worker (and so the job's executor) are gone
+    killed_at = time.time()
+    more = publish_events(bootstrap, topic, 2000, seed=52, rate_per_s=10.0,
+                          start=_after(events)).events  # fmt: skip
+    events += more
+
+    def resumed(job: dict) -> bool:
+        run, metrics = job["run"], job["metrics"] or {}
+        return (
+            job["cluster"] == "standalone" and run is not None and run["id"] != first["run"]["id"]
+            and bool(metrics.get("batches")) and bool(metrics.get("last_batch_at"))
+        )  # fmt: skip
+
+    job = service.wait_for("surge-failover", resumed, 180, "a batch on the standby")
+    took = iso_s(job["metrics"]["last_batch_at"]) - killed_at
+    print(f"cluster a killed -> first batch on the standby: {took:.1f} s")
+    assert took <= 60, took
+    moved = [e for e in service.get("/jobs/surge-failover/events")["events"]
+             if e["action"] == "moved"]  # fmt: skip
+    assert len(moved) == 1 and moved[0]["actor"] == "supervisor", moved
+    assert (moved[0]["detail"]["from"], moved[0]["detail"]["to"]) == ("a", "standalone")
+
+    expected = replayed(spark, spec, events, tmp_path)
+    service.wait_for(
+        "surge-failover", lambda j: len(parquet_rows(out)) >= len(expected), 300,
+        "every closed window in Parquet",
+    )  # fmt: skip
+    assert parquet_rows(out) == expected
+    assert app_of(spark_cluster, "surge-failover") is not None
+    assert service.job("surge-failover")["failures"] == 0
+
+
+def _after(events: list[dict]) -> datetime:
+    """The event time just after the latest of ``events`` (the next ones are not late)."""
+    return datetime.fromtimestamp(max(event_ms(e) for e in events) / 1000 + 1, UTC)

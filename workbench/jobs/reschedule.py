@@ -104,7 +104,7 @@ class Rescheduler:
         if not down:
             return
         with db.session() as s:
-            query = select(Job).where(Job.cluster.in_(down), Job.desired == "running")
+            query = select(Job).where(Job.cluster.in_(list(down)), Job.desired == "running")
             for job in s.scalars(query):
                 target = down[job.cluster]
                 if job.status == "FAILED" or not self.config.clusters[target].may_use(job.team):

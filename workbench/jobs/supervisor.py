@@ -339,7 +339,7 @@ class Supervisor:
             return child.pid, None
         host = self.hosts.place(
             job.team, name, cluster.jobs_per_app, self._host_load(s),
-            cluster.master, self.config.heartbeat_s,
+            cluster.master, self.config.heartbeat_s, cluster.spark_conf(),
         )  # fmt: skip
         host.dir.assign(run_id, run_dir)
         return host.pid, host.key

@@ -48,3 +48,11 @@ def test_kill_leaves_nothing_running(tmp_path):
 def test_worker_that_cannot_start_is_reported(tmp_path):
     with pytest.raises(SetupError, match="worker-1"):
         SparkCluster(tmp_path / "spark", workers=1, memory="not-a-size").start(timeout=60)
+
+
+def test_status_of_a_folder_with_no_cluster(tmp_path):
+    status = SparkCluster(tmp_path / "none").status()
+    assert not status.running and status.master_url == "" and status.pids == {}
+    assert master_json(0) is None
+    done = workbench("dev", "spark", "status", "--json", "--state-dir", tmp_path / "none")
+    assert done.returncode == 3 and '"running": false' in done.stdout

@@ -62,10 +62,10 @@ def two_clusters():
     b.close()
 
 
-def service_on(make_service, a, b, **cluster_a):
+def service_on(make_service, a, b, **cluster_b):
     clusters = {
-        "a": {"master": master(a), "standby": "b", "unreachable_after_s": 0.5, **cluster_a},
-        "b": {"master": master(b)},
+        "a": {"master": master(a), "standby": "b", "unreachable_after_s": 0.5},
+        "b": {"master": master(b), **cluster_b},
     }
     service = make_service(tick_s=0.1, heartbeat_s=0.2, policy=FAST, clusters=clusters)
     assert service.start_supervisor()
@@ -115,3 +115,17 @@ def test_no_move_to_a_standby_that_does_not_answer_either(make_service, two_clus
     assert rescheduler.down() == {}
     assert service.get_job(bob, "surge")["cluster"] == "a"
     assert "moved" not in [e["action"] for e in service.events(bob, "surge", last=100)]
+
+
+def test_no_move_to_a_standby_the_team_may_not_use(make_service, two_clusters):
+    a, b = two_clusters
+    service = service_on(make_service, a, b, teams=["supply"])
+    bob = service.principal("bob")
+    service.submit(bob, name="surge", team="pricing", spec_yaml=spec_yaml(), cluster="a")
+    wait_for(lambda: service.get_job(bob, "surge")["status"] == "RUNNING")
+    a.close()
+    rescheduler = service._supervisor.rescheduler
+    wait_for(lambda: rescheduler.down() == {"a": "b"}, 10, "a down, b answering")
+    time.sleep(2 * CHECK_S)  # ticks that would have moved it
+    job = service.get_job(bob, "surge")
+    assert job["cluster"] == "a" and job["status"] == "RUNNING"

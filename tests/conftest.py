@@ -14,6 +14,7 @@ pytest_plugins = [
     "services_kernel",
     "services_browser",
     "services_postgres",
+    "services_spark",
     "notify.receivers",  # http_receiver, smtp_receiver: stand-ins for notifier receivers
 ]
 

@@ -105,6 +105,12 @@ def cmd_action(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_move(args: argparse.Namespace) -> int:
+    job = _client(args).move(args.job, args.cluster)
+    print(_said(job, "moving", f" to cluster {job.get('cluster')}"))
+    return 0
+
+
 def cmd_edit(args: argparse.Namespace) -> int:
     text = read_text(args.spec, "spec", "SPEC.yaml")
     print(_said(_client(args).edit(args.job, text, note=args.note), "edited"))
@@ -305,6 +311,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     action("versions", "the job's versions", cmd_versions, json_of="versions")
     q = action("events", "who did what, and what the supervisor did", cmd_events, json_of="events")
     q.add_argument("--last", type=int, default=100, metavar="N", help="the last N (default 100)")
+
+    q = action("move", "stop, then start on another Spark cluster from the checkpoint", cmd_move)
+    q.add_argument("--cluster", required=True, help="the cluster to run on (clusters list)")
 
 
 def _connection(parser: argparse.ArgumentParser, default) -> None:

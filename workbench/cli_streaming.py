@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from workbench import cli_clusters
 from workbench.exceptions import WorkbenchError
 
 
@@ -234,6 +235,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("dev", help="local development services")
     dev = p.add_subparsers(dest="dev_command", metavar="SERVICE", required=True)
+    cli_clusters.add_dev_commands(dev)
     kafka = dev.add_parser("kafka", help="a local Kafka broker (KRaft) on 127.0.0.1")
     actions = kafka.add_subparsers(dest="kafka_command", metavar="ACTION", required=True)
     port = argparse.ArgumentParser(add_help=False)

@@ -311,6 +311,19 @@ class SilenceNotFoundError(JobServiceError):
         )
 
 
+class ClusterNotFoundError(JobServiceError):
+    """No Spark cluster of that name among those the user's teams may use."""
+
+    status = 404
+
+    def __init__(self, ref: object):
+        self.ref = ref
+        super().__init__(
+            f"No cluster '{clip(ref)}' that your teams may use: `workbench clusters list` "
+            "lists them."
+        )
+
+
 class PromotionNotFoundError(JobServiceError):
     """No promotion with that id among those the user started in this Jupyter server."""
 

@@ -108,7 +108,9 @@ class StreamingJob:
         if self._spark is None:
             from workbench.spark import session
 
-            self._spark = session(app_name=f"dagger-{self.spec.name}", conf=self.spec.spark_conf)
+            self._spark = session(
+                app_name=f"dagger-{self.spec.name}", conf=self.spec.session_conf()
+            )
         return self._spark
 
     def _trigger(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from workbench.alerts.rules import AlertRule, NotifierProblem, check_notifiers
 from workbench.durations import to_millis
 from workbench.exceptions import SpecError, UnknownNameError, clip
+from workbench.resources import Resources
 from workbench.sinks.registry import SINKS, SinkConfig
 
 #: How many times a message may hold itself along a path (``max_recursion_depth``).
@@ -151,6 +152,9 @@ class DaggerSpec(_Model):
         default_factory=list, description="extra .proto folders, descriptor-set files or URLs"
     )
     spark_conf: dict[str, str] = Field(default_factory=dict)
+    resources: Resources | None = Field(
+        default=None, description="cores, executor_memory, shuffle_partitions of the job"
+    )
     alerts: list[AlertRule] = Field(default_factory=list, description="alert rules")
     notifiers: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="named notifiers the alerts' notify lists use"
@@ -217,6 +221,11 @@ class DaggerSpec(_Model):
     @property
     def trigger_interval_ms(self) -> int:
         return to_millis(self.trigger_interval)
+
+    def session_conf(self) -> dict[str, str]:
+        """The Spark settings a session made for this job starts with: ``resources``
+        (:mod:`workbench.resources`), then ``spark_conf``."""
+        return {**(self.resources.spark_conf() if self.resources else {}), **self.spark_conf}
 
     def stream(self, table: str) -> StreamSpec:
         for stream in self.streams:

@@ -53,3 +53,38 @@ def test_unknown_keys_and_clusters_are_errors(tmp_path):
     config = ServiceConfig(state_dir=tmp_path)
     with pytest.raises(JobServiceError, match="Unknown cluster 'lokal'. Did you mean local"):
         config.cluster("lokal")
+
+
+def test_spark_clusters_with_resources_conf_and_a_standby(tmp_path):
+    (tmp_path / "service.yaml").write_text(
+        "clusters:\n"
+        "  a: {master: 'spark://10.0.0.5:7077', standby: b, unreachable_after_s: 5,\n"
+        "      resources: {cores: 4, executor_memory: 2g, shuffle_partitions: 8},\n"
+        "      conf: {spark.driver.host: 10.0.0.9}}\n"
+        "  b: {master: 'k8s://https://k8s.example.com:443', teams: [pricing]}\n"
+    )
+    config = ServiceConfig.load(tmp_path)
+    a = config.clusters["a"]
+    assert a.standby == "b" and a.unreachable_after_s == 5
+    assert a.spark_conf() == {
+        "spark.cores.max": "4",
+        "spark.executor.memory": "2g",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.driver.host": "10.0.0.9",
+    }
+    assert config.clusters["b"].spark_conf() == {} and config.clusters["b"].standby is None
+
+
+@pytest.mark.parametrize(
+    ("clusters", "says"),
+    [
+        ("{a: {standby: blue}, blu: {}}", "standby 'blue' is not a configured cluster. Did you"),
+        ("{a: {standby: a}}", "cluster 'a' cannot be its own standby"),
+        ("{a: {resources: {cores: 0}}}", "clusters.a.resources.cores"),
+    ],
+)
+def test_wrong_standbys_and_resources_are_errors(tmp_path, clusters, says):
+    (tmp_path / "service.yaml").write_text(f"clusters: {clusters}\n")
+    with pytest.raises(SpecError) as err:
+        ServiceConfig.load(tmp_path)
+    assert says in str(err.value)

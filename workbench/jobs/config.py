@@ -5,7 +5,11 @@
     database_url: postgresql+psycopg://user@host/db   # default sqlite:///$STATE/workbench.db
     teams_file: teams.yaml          # {admins: [user...], teams: {team: [user...]}}
     tokens: {TOKEN: user}           # or tokens_file: tokens.yaml
-    clusters: {local: {master: "local[2]", jobs_per_app: 1}}
+    clusters:                       # Spark clusters (README "Spark clusters")
+      local: {master: "local[2]", jobs_per_app: 1}
+      team-a: {master: "spark://10.0.0.5:7077", teams: [pricing], standby: team-b,
+               resources: {cores: 4, executor_memory: 2g, shuffle_partitions: 8},
+               conf: {spark.driver.host: 10.0.0.9}, unreachable_after_s: 10}
     policy: {max_failures: 5, backoff_s: 2, ...}
     notifiers: {pricing: {pricing-oncall: {type: webhook, url: "http://..."}}}  # per team
     alerting: {retry_s: 5, retry_max_s: 300, health_window_s: 60, ...}
@@ -23,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from workbench.exceptions import SpecError
+from workbench.resources import Resources
 
 
 class _Model(BaseModel):
@@ -47,16 +52,37 @@ class Policy(_Model):
 
 
 class Cluster(_Model):
+    """A named Spark cluster jobs run on (README "Spark clusters"): ``local[N]``, a
+    standalone ``spark://host:port`` (``spark://h1:p,h2:p`` with standby masters), or
+    ``yarn`` / ``k8s://https://host:443`` with their settings in ``conf``."""
+
     master: str = "local[2]"
     teams: list[str] | None = None  # None: every team may use it
     #: 1: each job is its own process and Spark driver. N > 1: the jobs of one team on this
     #: cluster share Spark applications, up to N streaming queries each
     #: (:mod:`workbench.jobs.hosting`: less memory and CPU a job, less isolation)
     jobs_per_app: int = Field(default=1, ge=1)
+    #: a job's parallelism unless its spec's ``resources:`` says otherwise
+    resources: Resources = Field(default_factory=Resources)
+    #: extra Spark settings of every job on the cluster (a spec's spark_conf wins)
+    conf: dict[str, str] = Field(default_factory=dict)
+    #: the cluster a job moves to when this one's master stops answering
+    #: (:mod:`workbench.jobs.reschedule`); None: jobs stay and back off
+    standby: str | None = None
+    #: seconds the master may go unanswering before its jobs move to ``standby``
+    unreachable_after_s: float = Field(default=10.0, gt=0)
+    description: str = ""
 
     @property
     def shared(self) -> bool:
         return self.jobs_per_app > 1
+
+    def spark_conf(self) -> dict[str, str]:
+        """The Spark settings a job on this cluster starts with: resources, then ``conf``."""
+        return {**self.resources.spark_conf(), **self.conf}
+
+    def may_use(self, team: str) -> bool:
+        return self.teams is None or team in self.teams
 
 
 class Alerting(_Model):
@@ -120,6 +146,24 @@ class ServiceConfig(_Model):
                 raise ValueError(f"notifier '{name}' of team '{team}'{where}: {err}") from None
         return checked
 
+    @field_validator("clusters")
+    @classmethod
+    def _standbys(cls, value: dict[str, Cluster]) -> dict[str, Cluster]:
+        from workbench.exceptions import did_you_mean
+
+        for name, cluster in value.items():
+            if cluster.standby is None:
+                continue
+            if cluster.standby == name:
+                raise ValueError(f"cluster '{name}' cannot be its own standby")
+            if cluster.standby not in value:
+                hint = did_you_mean(cluster.standby, value)
+                raise ValueError(
+                    f"cluster '{name}': standby '{cluster.standby}' is not a configured "
+                    f"cluster.{hint}"
+                )
+        return value
+
     def model_post_init(self, _context: Any) -> None:
         self.state_dir = self.state_dir.resolve()
         if not self.database_url:
@@ -152,7 +196,7 @@ class ServiceConfig(_Model):
 
     def clusters_for(self, team: str) -> list[str]:
         """The clusters ``team`` may run jobs on."""
-        return [c for c, v in self.clusters.items() if v.teams is None or team in v.teams]
+        return [c for c, v in self.clusters.items() if v.may_use(team)]
 
     def cluster(self, name: str | None) -> tuple[str, Cluster]:
         """The cluster called ``name`` (the first one when None)."""

@@ -131,7 +131,7 @@ class Host:
                 self._spark = session(
                     master=self.config.spark_master,
                     app_name=f"daggers-{self.config.team}-{self.config.host_id}",
-                    conf=HOST_CONF,
+                    conf={**self.config.spark_conf, **HOST_CONF},
                 )
         except Exception as err:  # noqa: BLE001 - each hosted run fails with it
             self._spark_error = err

@@ -6,7 +6,7 @@ is one process, ``python -m workbench.jobs.host HOST_DIR``, whose folder
 ``$STATE/hosts/<host_id>/`` holds (writer in brackets):
 
 - ``host.json`` [supervisor, before spawn]: host_id, team, cluster, spark_master,
-  heartbeat_s (:class:`HostConfig`);
+  heartbeat_s, spark_conf (the cluster's, :class:`HostConfig`);
 - ``pid`` [supervisor, after spawn]: the process's pid, to find it again after a restart;
 - ``log`` [the host's stdout and stderr: its Spark driver's log and its own lines];
 - ``heartbeat.json`` [host, every heartbeat_s]: pid, time, runs (the run ids it hosts);
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,8 @@ class HostConfig:
     cluster: str
     spark_master: str | None = None
     heartbeat_s: float = 2.0
+    #: the cluster's Spark settings (resources, conf), under the host's own
+    spark_conf: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HostConfig:

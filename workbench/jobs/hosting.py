@@ -80,7 +80,7 @@ class Hosts:
 
     def place(
         self, team: str, cluster: str, jobs_per_app: int, load: dict[str, int],
-        master: str | None, heartbeat_s: float,
+        master: str | None, heartbeat_s: float, spark_conf: dict[str, str] | None = None,
     ) -> Host:  # fmt: skip
         """The application a new run of ``team`` on ``cluster`` goes to (``load``: live runs
         per host folder): the fullest with room, else a new one."""
@@ -92,7 +92,8 @@ class Hosts:
         if room:
             return max(room, key=lambda h: (load.get(h.key, 0), -h.born))
         host_id = self._new_id(team, cluster)
-        return self.spawn(HostConfig(host_id, team, cluster, master, heartbeat_s))
+        config = HostConfig(host_id, team, cluster, master, heartbeat_s, dict(spark_conf or {}))
+        return self.spawn(config)
 
     def spawn(self, config: HostConfig) -> Host:
         folder = HostDir(self.folder / config.host_id)

@@ -4,7 +4,7 @@
 
 - ``run.json`` [supervisor, before spawn]: run_id, job_id, job, team, version, spec
   (``spec.yaml``), checkpoint, handoff (null or {starting_offsets, min_rowtime}),
-  heartbeat_s, spark_master (:class:`RunConfig`);
+  heartbeat_s, spark_master, cluster, spark_conf (:class:`RunConfig`);
 - ``spec.yaml`` [supervisor]: the version's spec, secrets as unresolved references;
 - ``log`` [runner's stdout and stderr, opened by the supervisor];
 - ``heartbeat.json`` [runner, atomically every heartbeat_s and after each batch]:
@@ -63,6 +63,9 @@ class RunConfig:
     handoff: dict[str, Any] | None = None
     heartbeat_s: float = 2.0
     spark_master: str | None = None
+    #: the cluster's name and its Spark settings (resources, conf); the spec's come on top
+    cluster: str | None = None
+    spark_conf: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # keys a newer supervisor added
 
     @classmethod

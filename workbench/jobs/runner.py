@@ -12,7 +12,8 @@ its own process group. The runner:
 3. takes the checkpoint lease (:mod:`workbench.jobs.lease`): held by another live
    driver means exit code 3 at once;
 4. starts the dagger as a :class:`~workbench.job.StreamingJob` on the run's Spark master
-   with ``spec.spark_conf``, the JVM's output into the run's ``log``;
+   with its cluster's settings (resources, conf) under the spec's ``resources`` and
+   ``spark_conf``, the JVM's output into the run's ``log``;
 5. writes ``heartbeat.json`` every ``heartbeat_s`` and after each micro-batch (state
    STARTING, RUNNING, STOPPING, with :mod:`~workbench.jobs.metrics`) and one
    ``progress.jsonl`` line per micro-batch; with metric alert rules in the spec, one
@@ -270,9 +271,8 @@ class Runner:
 
         jvm_log.to_file(self.dir.log)
         with jvm_ignores_sigterm():
-            return session(
-                master=config.spark_master, app_name=f"dagger-{spec.name}", conf=spec.spark_conf
-            )
+            conf = {**config.spark_conf, **spec.session_conf()}  # the job's own win
+            return session(master=config.spark_master, app_name=f"dagger-{spec.name}", conf=conf)
 
     def _finish(self, lease: Lease | None) -> None:
         self._done.set()

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from workbench.alerts.queries import AlertQueries
 from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
-from workbench.jobs import authz, versioning
+from workbench.jobs import authz, clusters, moves, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
 from workbench.jobs.rundir import RunDir
@@ -229,6 +229,23 @@ class JobService(AlertQueries):
             add_event(s, job.id, who.user, "restart")
             return self._view(s, job)
 
+    # -- clusters (:mod:`workbench.jobs.clusters`, :mod:`workbench.jobs.moves`) ---------
+    def list_clusters(self, who: authz.Principal) -> list[dict]:
+        with self.db.session() as s:
+            return clusters.list_clusters(s, self.config, who)
+
+    def get_cluster(self, who: authz.Principal, name: str) -> dict:
+        with self.db.session() as s:
+            return clusters.get_cluster(s, self.config, who, name)
+
+    def move(self, who: authz.Principal, ref: int | str, cluster: str) -> dict:
+        """Stop the job's run (gracefully) and start it on ``cluster`` from its checkpoint."""
+        with self._writing() as s:
+            job = self._acting(s, who, ref, "move")
+            target = moves.check_cluster(self.config, job.team, cluster, who.admin)
+            moves.move(s, job, target, who.user, "asked")
+            return self._view(s, job)
+
     # -- helpers ----------------------------------------------------------------------
     @contextmanager
     def _writing(self) -> Iterator[Session]:
@@ -272,12 +289,7 @@ class JobService(AlertQueries):
                 f"'{clip(name)}' is not a job name: use letters, digits, '-' and '_', starting "
                 f"with a letter, at most {MAX_NAME} characters."
             )
-        cluster_name, spec = self.config.cluster(cluster)
-        if spec.teams is not None and team not in spec.teams and not who.admin:
-            raise JobServiceError(
-                f"Team '{team}' may not run jobs on cluster '{cluster_name}'; use one of "
-                f"{self.config.clusters_for(team)}."
-            )
+        cluster_name = moves.check_cluster(self.config, team, cluster, who.admin)
         job = Job(
             name=name,
             team=team,

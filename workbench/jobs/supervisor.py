@@ -21,9 +21,10 @@ of its team instead of a process of its own (:mod:`workbench.jobs.hosting`): the
 states and run folder; its stop escalates to ``KILL`` (stop now) instead of signals, and
 a hung one is killed with its application.
 
-After the jobs, each tick ingests their alert observations and evaluates their health
-rules (:mod:`workbench.alerts.alerting`); the supervising process also runs the thread
-delivering notifications.
+Before the jobs, each tick moves the jobs of a cluster whose master stopped answering to
+its ``standby`` (:mod:`workbench.jobs.reschedule`). After the jobs, each tick ingests
+their alert observations and evaluates their health rules (:mod:`workbench.alerts.alerting`);
+the supervising process also runs the thread delivering notifications.
 
 Runs are separate sessions that outlive the service; a supervisor starting again finds
 live runs by pid and run folder and re-attaches. One supervisor per state folder
@@ -39,6 +40,7 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -52,6 +54,7 @@ from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
 from workbench.jobs.hosting import Hosts, run_alive
+from workbench.jobs.reschedule import Rescheduler
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
 
@@ -74,6 +77,7 @@ class Supervisor:
         self.runs_dir = config.state_dir / "runs"
         self.hosts = Hosts(config.state_dir / "hosts", config.host_command, self._env())
         self.alerting = Alerting(config, db)
+        self.rescheduler = Rescheduler(config)
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None
@@ -143,6 +147,7 @@ class Supervisor:
 
     def tick(self) -> None:
         """One pass over every job."""
+        self._guarded(self.rescheduler.tick, self.db, self._kill)  # clusters that are down
         each_job(self.db, self.reconcile, "supervising")
         try:
             self.hosts.tend(self._host_load())
@@ -152,6 +157,14 @@ class Supervisor:
             self.alerting.tick()
         except Exception:
             LOG.exception("evaluating alerts")
+
+    @staticmethod
+    def _guarded(step: Callable[..., Any], *args: Any) -> None:
+        """``step(*args)``; an error is logged, and the tick goes on."""
+        try:
+            step(*args)
+        except Exception:
+            LOG.exception("supervisor step %s", getattr(step, "__qualname__", step))
 
     def _host_load(self, s: Session | None = None) -> dict[str, int]:
         """Live runs per shared application's folder."""
@@ -326,13 +339,13 @@ class Supervisor:
             return child.pid, None
         host = self.hosts.place(
             job.team, name, cluster.jobs_per_app, self._host_load(s),
-            cluster.master, self.config.heartbeat_s,
+            cluster.master, self.config.heartbeat_s, cluster.spark_conf(),
         )  # fmt: skip
         host.dir.assign(run_id, run_dir)
         return host.pid, host.key
 
     def _run_config(self, job: Job, version: Any, run_id: str, handoff: dict | None) -> RunConfig:
-        _, cluster = self.config.cluster(job.cluster)
+        name, cluster = self.config.cluster(job.cluster)
         return RunConfig(
             run_id=run_id,
             job_id=job.id,
@@ -343,6 +356,8 @@ class Supervisor:
             handoff=handoff,
             heartbeat_s=self.config.heartbeat_s,
             spark_master=cluster.master,
+            cluster=name,
+            spark_conf=cluster.spark_conf(),
         )
 
     @staticmethod

@@ -84,6 +84,15 @@ class ServiceClient:
     def restart(self, ref: int | str) -> dict:
         return self._send("POST", _job(ref, "restart"))
 
+    def move(self, ref: int | str, cluster: str) -> dict:
+        return self._send("POST", _job(ref, "move"), {"cluster": cluster})
+
+    def list_clusters(self) -> list[dict]:
+        return self._get("clusters")["clusters"]
+
+    def get_cluster(self, name: str) -> dict:
+        return self._get(f"clusters/{quote(name, safe='')}")
+
     def versions(self, ref: int | str) -> list[dict]:
         return self._get(_job(ref, "versions"))["versions"]
 

@@ -339,7 +339,8 @@ ROUTES: list[tuple[str, type[ApiHandler]]] = [
 ]
 ROUTE_LIST = (
     "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,rollback,versions,logs,progress,events,"
-    "alerts}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me"
+    "alerts,move}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me, "
+    "clusters, clusters/NAME"
 )
 
 
@@ -366,3 +367,9 @@ def rules(
         handler = type(route.__name__, (route, base), methods)
         out.append((prefix + path + "/?", handler, settings))
     return out
+
+
+# routes of their own modules (they use ApiHandler, so they come after it)
+from workbench.server import cluster_routes  # noqa: E402
+
+ROUTES += cluster_routes.ROUTES

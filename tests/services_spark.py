@@ -1,0 +1,18 @@
+"""Spark standalone fixtures: one real cluster (master + 2 workers on 127.0.0.1) for the
+whole test session, started on first use only (a session that asks for none pays nothing).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A running :class:`~workbench.infra.spark.SparkCluster`; ``.status().master_url``."""
+    from workbench.infra.spark import SparkCluster
+
+    cluster = SparkCluster(tmp_path_factory.mktemp("spark"), workers=2, cores=1, memory="1g")
+    cluster.start()
+    yield cluster
+    cluster.stop()

@@ -63,14 +63,32 @@ class BrokerStatus:
     log_file: Path
 
 
+@dataclass(frozen=True)
+class ClusterNode:
+    """A broker's place in a KRaft cluster: its ``node.id``, the controller quorum
+    (``controller.quorum.voters``), the cluster id its storage is formatted with (None: a
+    new random one) and the replication factor of the internal topics."""
+
+    node_id: int
+    voters: str
+    cluster_id: str | None
+    replication: int
+
+
 class Broker:
     """A Kafka broker on ``127.0.0.1:port`` keeping its data and logs in ``state_dir``."""
 
     def __init__(
-        self, state_dir: Path | None = None, port: int = 9092, controller_port: int = 9093
+        self,
+        state_dir: Path | None = None,
+        port: int = 9092,
+        controller_port: int = 9093,
+        *,
+        node: ClusterNode | None = None,
     ):
         self.state_dir = Path(state_dir) if state_dir is not None else subdir("kafka")
         self.port, self.controller_port = port, controller_port
+        self.node = node or ClusterNode(1, f"1@{HOST}:{controller_port}", None, 1)
         self.log_file = self.state_dir / "broker.log"
         self._pid_file = self.state_dir / "broker.pid"
         self._properties = self.state_dir / "server.properties"
@@ -88,19 +106,24 @@ class Broker:
 
     def start(self, timeout: float = 90.0) -> BrokerStatus:
         """Start the broker (or find it running) and wait until it answers metadata requests."""
+        pid, launched = self.launch()
+        try:
+            self.wait_ready(pid, timeout)
+        except SetupError:
+            if launched:
+                self.stop()
+            raise
+        return self.status()
+
+    def launch(self) -> tuple[int, bool]:
+        """Start the broker's process without waiting for it (a cluster's nodes only answer
+        once a quorum of them runs). Returns its pid and whether it was started now."""
         pid = self._live_pid()
         if pid is not None:
             self._check_ports_of_running()
-            self._wait_until_ready(pid, timeout)
-            return self.status()
+            return pid, False
         self._pid_file.unlink(missing_ok=True)
-        pid = self._launch()
-        try:
-            self._wait_until_ready(pid, timeout)
-        except SetupError:
-            self.stop()
-            raise
-        return self.status()
+        return self._launch(), True
 
     def stop(self, timeout: float = 30.0) -> None:
         """Shut the broker down cleanly (SIGKILL after ``timeout``); nothing to do if stopped."""
@@ -171,7 +194,13 @@ class Broker:
         data_dir = self.state_dir / "data"
         template = SERVER_PROPERTIES.read_text()
         text = template.format(
-            port=self.port, controller_port=self.controller_port, data_dir=data_dir
+            port=self.port,
+            controller_port=self.controller_port,
+            data_dir=data_dir,
+            node_id=self.node.node_id,
+            voters=self.node.voters,
+            replication=self.node.replication,
+            min_isr=min(2, self.node.replication),
         )
         self._properties.write_text(text)
         self._log4j.write_text(_LOG4J)
@@ -183,8 +212,10 @@ class Broker:
         if (self.state_dir / "data" / "meta.properties").exists():
             return
         cluster_file = self.state_dir / "cluster.id"
-        if not cluster_file.exists():
-            cluster_file.write_text(_random_cluster_id())
+        if self.node.cluster_id:
+            cluster_file.write_text(self.node.cluster_id)
+        elif not cluster_file.exists():
+            cluster_file.write_text(random_cluster_id())
         cluster_id = cluster_file.read_text().strip()
         tool = ["kafka.tools.StorageTool", "format", "--ignore-formatted", "-t", cluster_id]
         cmd = [_java(), *self._log_options(), "-cp", classpath, *tool]
@@ -195,7 +226,8 @@ class Broker:
                 + _tail(proc.stdout + proc.stderr)
             )
 
-    def _wait_until_ready(self, pid: int, timeout: float) -> None:
+    def wait_ready(self, pid: int, timeout: float) -> None:
+        """Wait until the broker (process ``pid``) answers metadata requests."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self._alive(pid):
@@ -274,6 +306,16 @@ def list_topics(bootstrap: str, timeout: float = 10.0) -> list[str]:
     """Names of the topics on the broker, without internal ones (``__consumer_offsets``...)."""
     metadata = _metadata(_admin(bootstrap), bootstrap, timeout)
     return sorted(name for name in metadata.topics if not name.startswith("__"))
+
+
+def broker_ids(bootstrap: str, timeout: float = 5.0) -> set[int]:
+    """Node ids of the brokers the cluster's metadata lists now (empty if none answers)."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return set(_admin(bootstrap).list_topics(timeout=timeout).brokers)
+    except KafkaException:
+        return set()
 
 
 def _admin(bootstrap: str) -> AdminClient:
@@ -356,7 +398,7 @@ def _process_running(pid: int, marker: str) -> bool:
     return True
 
 
-def _random_cluster_id() -> str:
+def random_cluster_id() -> str:
     """A Kafka ``Uuid`` string, as ``kafka-storage.sh random-uuid`` prints it."""
     while True:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

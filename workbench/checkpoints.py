@@ -89,16 +89,12 @@ def spec_hash(spec: DaggerSpec) -> str:
 def cluster_id(stream: StreamSpec, timeout_s: float = 10.0) -> str | None:
     """The Kafka cluster id behind ``stream``'s bootstrap servers; None when the broker
     cannot be asked (Spark then reports the connection problem itself)."""
-    from confluent_kafka.admin import AdminClient
+    from workbench.exceptions import KafkaUnreachableError
+    from workbench.kafka_identity import describe
 
-    from workbench.infra.kafka import LOG
-
-    conf: dict[str, Any] = {**stream.kafka_options, "bootstrap.servers": stream.bootstrap_servers}
-    conf["logger"] = LOG
     try:  # options librdkafka does not know (sasl.jaas.config) leave the id unknown
-        admin = AdminClient(conf)
-        return admin.describe_cluster(request_timeout=timeout_s).result(timeout_s).cluster_id
-    except Exception:  # noqa: BLE001 - unknown is a valid answer; Spark reports the cause
+        return describe(stream.bootstrap_servers, stream.kafka_options, timeout_s).cluster_id
+    except KafkaUnreachableError:
         return None
 
 

@@ -234,6 +234,17 @@ class KafkaClusterChangedError(CheckpointMismatchError):
         )
 
 
+class KafkaUnreachableError(WorkbenchError):
+    """No Kafka cluster answered at ``bootstrap``; ``reason`` is the client's own words."""
+
+    def __init__(self, bootstrap: str, reason: str):
+        self.bootstrap, self.reason = bootstrap, reason
+        super().__init__(
+            f"No Kafka cluster answers at {bootstrap} ({reason}). Check the servers and the "
+            "security options, and that the brokers run."
+        )
+
+
 class SinkGenerationError(SinkError):
     """A query writing into a sink log that a newer query (checkpoint) has written since."""
 
@@ -272,6 +283,20 @@ class JobServiceError(WorkbenchError):
     (400: the request itself is wrong)."""
 
     status = 400
+
+
+class KafkaClusterNotFoundError(JobServiceError):
+    """A Kafka cluster name the service config's ``kafka_clusters`` does not hold."""
+
+    status = 404
+
+    def __init__(self, name: str, known: list[str]):
+        self.name = name
+        where = did_you_mean(name, known) if known else " The service config has no kafka_clusters."
+        super().__init__(
+            f"Unknown Kafka cluster '{name}'.{where} Kafka clusters are named in the job "
+            "service's config (STATE/service.yaml, key kafka_clusters)."
+        )
 
 
 class JobNotFoundError(JobServiceError):

@@ -47,7 +47,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.alerts.alerting import Alerting
-from workbench.jobs import procs, versioning
+from workbench.jobs import kafka_clusters, procs, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
@@ -301,9 +301,8 @@ class Supervisor:
             self._failed(s, job, f"handoff from v{version.continues_from}: {err}", "handoff-failed")
             return
         Path(version.checkpoint).mkdir(parents=True, exist_ok=True)
-        RunDir(run_dir).write_run_config(
-            self._run_config(job, version, run_id, handoff), version.spec_yaml
-        )
+        spec_yaml = kafka_clusters.bind(version.spec_yaml, self.config.kafka_clusters)
+        RunDir(run_dir).write_run_config(self._run_config(job, version, run_id, handoff), spec_yaml)
         pid, host = self._start_run(s, job, run_id, run_dir)
         s.add(Run(
             job_id=job.id, run_id=run_id, version=version.number, attempt=attempt,

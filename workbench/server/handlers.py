@@ -339,7 +339,8 @@ ROUTES: list[tuple[str, type[ApiHandler]]] = [
 ]
 ROUTE_LIST = (
     "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,rollback,versions,logs,progress,events,"
-    "alerts}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me"
+    "alerts}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me, "
+    "kafka-clusters, kafka-clusters/NAME"
 )
 
 
@@ -366,3 +367,9 @@ def rules(
         handler = type(route.__name__, (route, base), methods)
         out.append((prefix + path + "/?", handler, settings))
     return out
+
+
+# Routes kept in modules of their own (they subclass ApiHandler, so they come last).
+from workbench.server import kafka_clusters_api  # noqa: E402
+
+ROUTES += kafka_clusters_api.ROUTES

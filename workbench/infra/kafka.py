@@ -268,12 +268,14 @@ class Broker:
 def create_topics(
     bootstrap: str,
     topics: Mapping[str, int],
-    replication: int = 1,
+    replication: int = -1,
     timeout: float = 30.0,
     config: Mapping[str, str] | None = None,
 ) -> None:
     """Create each topic with its partition count (and topic ``config``, e.g.
-    ``cleanup.policy``); topics that already exist are fine.
+    ``cleanup.policy``); topics that already exist are fine. ``replication`` -1 is the
+    cluster's ``default.replication.factor`` (1 on the single dev broker, 3 on a 3-node
+    one: a sink's commit topic must survive a broker as its data does).
 
     Returns once every topic's partitions have a leader, so producers can write at once.
     """

@@ -301,3 +301,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "status", help="list the running brokers (exit 3 if none)", parents=[port]
     )
     q.set_defaults(run=cmd_kafka_status)
+    from workbench import cli_mirror
+
+    cli_mirror.add_dev_commands(dev)

@@ -11,19 +11,18 @@ import base64
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import SetupError, WorkbenchError
+from workbench.infra.detached import Detached
 from workbench.infra.maven import fetch
 from workbench.infra.ports import HOST, port_taken
 from workbench.paths import PACKAGE_DIR, subdir
@@ -93,7 +92,7 @@ class Broker:
         self._pid_file = self.state_dir / "broker.pid"
         self._properties = self.state_dir / "server.properties"
         self._log4j = self.state_dir / "log4j.properties"
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._process = Detached(self._pid_file, marker=str(self._properties))
 
     @property
     def bootstrap(self) -> str:
@@ -127,32 +126,14 @@ class Broker:
 
     def stop(self, timeout: float = 30.0) -> None:
         """Shut the broker down cleanly (SIGKILL after ``timeout``); nothing to do if stopped."""
-        pid = self._live_pid()
-        if pid is not None:
-            self._signal(pid, signal.SIGTERM)
-            if not self._wait_gone(pid, timeout):
-                self._signal(pid, signal.SIGKILL)
-                self._wait_gone(pid, 10.0)
-        self._pid_file.unlink(missing_ok=True)
+        self._process.stop(timeout)
 
     def kill(self) -> None:
         """SIGKILL the broker, as a crash would; the stale pid file stays behind."""
-        pid = self._live_pid()
-        if pid is not None:
-            self._signal(pid, signal.SIGKILL)
-            self._wait_gone(pid, 10.0)
+        self._process.kill()
 
     def _live_pid(self) -> int | None:
-        try:
-            pid = int(self._pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if self._alive(pid) else None
-
-    def _alive(self, pid: int) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is None  # our own child: exact, and reaps it
-        return _process_running(pid, marker=str(self._properties))
+        return self._process.live_pid()
 
     def _check_ports_of_running(self) -> None:
         ours = (
@@ -174,20 +155,11 @@ class Broker:
         self._write_config()
         classpath = os.pathsep.join(str(jar) for jar in broker_jars())
         self._format_storage(classpath)
-        cmd = [_java(), *JVM_OPTIONS, *self._log_options(), "-cp", classpath, "kafka.Kafka"]
-        with self.log_file.open("a") as log:
-            log.write(f"{_STARTED} {KAFKA_VERSION} on {self.bootstrap} at {datetime.now()}\n")
-            log.flush()
-            self._proc = subprocess.Popen(
-                [*cmd, str(self._properties)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.state_dir,
-                start_new_session=True,  # survives this process and its terminal's Ctrl-C
-            )
-        self._pid_file.write_text(str(self._proc.pid))
-        return self._proc.pid
+        cmd = [java(), *JVM_OPTIONS, *self._log_options(), "-cp", classpath, "kafka.Kafka"]
+        header = f"{_STARTED} {KAFKA_VERSION} on {self.bootstrap} at {datetime.now()}"
+        return self._process.spawn(
+            [*cmd, str(self._properties)], self.log_file, self.state_dir, header
+        )
 
     def _write_config(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -218,19 +190,19 @@ class Broker:
             cluster_file.write_text(random_cluster_id())
         cluster_id = cluster_file.read_text().strip()
         tool = ["kafka.tools.StorageTool", "format", "--ignore-formatted", "-t", cluster_id]
-        cmd = [_java(), *self._log_options(), "-cp", classpath, *tool]
+        cmd = [java(), *self._log_options(), "-cp", classpath, *tool]
         proc = subprocess.run([*cmd, "-c", str(self._properties)], capture_output=True, text=True)
         if proc.returncode != 0:
             raise SetupError(
                 f"Could not format Kafka storage in {self.state_dir / 'data'}:\n"
-                + _tail(proc.stdout + proc.stderr)
+                + tail_lines(proc.stdout + proc.stderr)
             )
 
     def wait_ready(self, pid: int, timeout: float) -> None:
         """Wait until the broker (process ``pid``) answers metadata requests."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not self._alive(pid):
+            if not self._process.alive(pid):
                 raise SetupError(
                     f"The Kafka broker for {self.state_dir} exited while starting. "
                     f"The end of {self.log_file}:\n{self._log_tail()}"
@@ -244,25 +216,13 @@ class Broker:
             f"The end of {self.log_file}:\n{self._log_tail()}"
         )
 
-    def _wait_gone(self, pid: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while self._alive(pid):
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.1)
-        return True
-
-    def _signal(self, pid: int, signum: int) -> None:
-        with suppress(ProcessLookupError):
-            os.kill(pid, signum)
-
     def _log_tail(self, lines: int = 30) -> str:
         try:
             text = self.log_file.read_text(errors="replace")
         except OSError:
             return "(no log)"
         head, marker, run = text.rpartition(_STARTED)
-        return _tail(run.partition("\n")[2] if marker else text, lines)
+        return tail_lines(run.partition("\n")[2] if marker else text, lines)
 
 
 def create_topics(
@@ -383,23 +343,6 @@ def _answers(bootstrap: str) -> bool:
         return False
 
 
-def _process_running(pid: int, marker: str) -> bool:
-    """Whether ``pid`` is alive and, where /proc tells, its command line holds ``marker``."""
-    proc = Path("/proc")
-    if proc.is_dir():
-        try:
-            return marker.encode() in (proc / str(pid) / "cmdline").read_bytes()
-        except OSError:
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def random_cluster_id() -> str:
     """A Kafka ``Uuid`` string, as ``kafka-storage.sh random-uuid`` prints it."""
     while True:
@@ -408,7 +351,7 @@ def random_cluster_id() -> str:
             return text
 
 
-def _java() -> str:
+def java() -> str:
     home = os.environ.get("JAVA_HOME")
     java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
     if not java or not Path(java).exists():
@@ -418,5 +361,5 @@ def _java() -> str:
     return java
 
 
-def _tail(text: str, lines: int = 30) -> str:
+def tail_lines(text: str, lines: int = 30) -> str:
     return "\n".join(text.strip().splitlines()[-lines:]) or "(empty)"

@@ -47,7 +47,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.alerts.alerting import Alerting
-from workbench.jobs import kafka_clusters, procs, versioning
+from workbench.jobs import failover, kafka_clusters, procs, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
@@ -296,7 +296,7 @@ class Supervisor:
         run_id = f"{job.id}-{attempt}"
         run_dir = self.runs_dir / run_id
         try:
-            handoff = versioning.plan_handoff(s, version)
+            handoff = failover.plan_handoff(s, version, self.config)
         except Exception as err:  # the old checkpoint cannot be continued
             self._failed(s, job, f"handoff from v{version.continues_from}: {err}", "handoff-failed")
             return

@@ -110,6 +110,10 @@ class ServiceClient:
     def kafka_clusters(self) -> list[dict]:
         return self._get("kafka-clusters")["kafka_clusters"]
 
+    def failover(self, ref: int | str, kafka_cluster: str, reason: str = "") -> dict:
+        body = {"kafka_cluster": kafka_cluster, "reason": reason}
+        return self._send("POST", _job(ref, "failover"), body)
+
     def kafka_cluster(self, name: str) -> dict:
         """One named Kafka cluster and whether it answers now (``reachable``...)."""
         return self._get(f"kafka-clusters/{quote(name, safe='')}")

@@ -339,7 +339,7 @@ ROUTES: list[tuple[str, type[ApiHandler]]] = [
 ]
 ROUTE_LIST = (
     "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,rollback,versions,logs,progress,events,"
-    "alerts}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me, "
+    "alerts,failover}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me, "
     "kafka-clusters, kafka-clusters/NAME"
 )
 

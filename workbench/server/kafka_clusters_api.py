@@ -1,5 +1,7 @@
-"""``GET kafka-clusters`` and ``GET kafka-clusters/{name}``: the job service's named Kafka
-clusters (service config ``kafka_clusters``), for every signed-in user but viewers.
+"""``GET kafka-clusters``, ``GET kafka-clusters/{name}``: the job service's named Kafka
+clusters (service config ``kafka_clusters``), for every signed-in user but viewers; and
+``POST jobs/{ref}/failover`` ``{"kafka_cluster": NAME, "reason"?}``: the job's streams move
+to that cluster (a mirror), answering the job (:meth:`JobService.failover`).
 
 ``GET kafka-clusters`` answers ``{"kafka_clusters": [{name, bootstrap_servers, security,
 standby, failover_after_s, description}]}`` (``security`` as configured: secrets are
@@ -37,7 +39,15 @@ class KafkaClusterRoute(ApiHandler):
         self.reply(await self.run(one))
 
 
+class FailoverRoute(ApiHandler):
+    async def post(self, ref: str) -> None:
+        body = self.body({"kafka_cluster", "reason"}, required=("kafka_cluster",))
+        reason = str(body.get("reason") or "")
+        self.reply(await self.call("failover", ref, str(body["kafka_cluster"]), reason))
+
+
 ROUTES: list[tuple[str, type[ApiHandler]]] = [
     ("kafka-clusters", KafkaClustersRoute),
     ("kafka-clusters/([^/]+)", KafkaClusterRoute),
+    ("jobs/([^/]+)/failover", FailoverRoute),
 ]

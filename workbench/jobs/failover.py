@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from workbench.jobs.config import ServiceConfig
-    from workbench.jobs.db import Version
+    from workbench.jobs.db import Job, Version
 
 Offsets = dict[str, dict[str, int]]  # topic -> partition -> offset
 EARLIEST = -2  # Spark's JSON starting offsets: -2 earliest, -1 latest
@@ -72,6 +72,29 @@ def failover_spec(spec_yaml: str, clusters: dict[str, Any], to: str) -> tuple[st
         if name in moving:
             stream["cluster"] = to
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True), sorted(moving)
+
+
+def fail_over(
+    s: Session, job: Job, config: ServiceConfig, to: str, actor: str, why: str
+) -> Version:
+    """The failover version of ``job`` (made current), recorded as event ``failed over``."""
+    from workbench.jobs import versioning
+    from workbench.jobs.db import add_event
+
+    current = versioning.version(s, job.id, job.current_version)
+    if current is None:
+        raise JobServiceError(f"Job '{job.name}' has no version to fail over.")
+    spec_yaml, moved = failover_spec(current.spec_yaml, config.kafka_clusters, to)
+    note = f"failover {', '.join(moved)} -> {to}"
+    record = versioning.add_version(
+        s, job, config.state_dir, spec_yaml, actor, note=note, new_checkpoint=True
+    )
+    record.handoff_json = pending(job.name, moved, to)
+    job.failures, job.next_attempt_at = 0, None  # failed for want of its cluster: anew
+    if job.status == "FAILED" and job.desired == "running":
+        job.status = "SUBMITTED"
+    add_event(s, job.id, actor, "failed over", version=record.number, to=to, moved=moved, why=why)
+    return record
 
 
 def pending(job: str, moved_from: list[str], to: str) -> str:

@@ -217,23 +217,8 @@ class JobService(AlertQueries):
         self.config.kafka_cluster(kafka_cluster)  # a 404 naming the known ones
         with self._writing() as s:
             job = self._acting(s, who, ref, "fail over")
-            current = versioning.version(s, job.id, job.current_version)
-            if current is None:
-                raise JobServiceError(f"Job '{job.name}' has no version to fail over.")
-            spec_yaml, moved = failover.failover_spec(
-                current.spec_yaml, self.config.kafka_clusters, kafka_cluster
-            )
-            note = f"failover {', '.join(moved)} -> {kafka_cluster}"
-            record = versioning.add_version(
-                s, job, self.config.state_dir, spec_yaml, who.user, note=note,
-                new_checkpoint=True,
-            )  # fmt: skip
-            record.handoff_json = failover.pending(job.name, moved, kafka_cluster)
+            failover.fail_over(s, job, self.config, kafka_cluster, who.user, reason or "asked")
             self._want_running(job)
-            add_event(
-                s, job.id, who.user, "failed over", version=record.number,
-                to=kafka_cluster, moved=moved, why=reason or "asked",
-            )  # fmt: skip
             return self._view(s, job)
 
     def stop(self, who: authz.Principal, ref: int | str) -> dict:

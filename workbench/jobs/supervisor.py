@@ -52,6 +52,7 @@ from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
 from workbench.jobs.hosting import Hosts, run_alive
+from workbench.jobs.kafka_watch import KafkaWatch
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
 
@@ -74,6 +75,7 @@ class Supervisor:
         self.runs_dir = config.state_dir / "runs"
         self.hosts = Hosts(config.state_dir / "hosts", config.host_command, self._env())
         self.alerting = Alerting(config, db)
+        self.kafka_watch = KafkaWatch(config, db)  # automatic Kafka failover
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None
@@ -100,6 +102,7 @@ class Supervisor:
         self.hosts.find()
         self.reattach()
         self.alerting.start()
+        self.kafka_watch.start()
         return True
 
     def acquire(self) -> bool:
@@ -123,6 +126,7 @@ class Supervisor:
         if self._thread is not None:
             self._thread.join(timeout=30)
         self.alerting.stop()
+        self.kafka_watch.stop()
         if self._lock is not None:
             self._lock.close()
             self._lock = None
@@ -152,6 +156,7 @@ class Supervisor:
             self.alerting.tick()
         except Exception:
             LOG.exception("evaluating alerts")
+        self.kafka_watch.tick()  # jobs of a Kafka cluster down too long go to its standby
 
     def _host_load(self, s: Session | None = None) -> dict[str, int]:
         """Live runs per shared application's folder."""

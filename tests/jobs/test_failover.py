@@ -62,6 +62,9 @@ def test_the_plan_translates_the_moved_tables_and_keeps_the_floor(tmp_path):
         "min_rowtime": base["min_rowtime"],
     }
     assert failover.plan_from(tmp_path / "ck", spec, translated, set()) == base
+    # nothing translated: from the last watermark (2:30) minus one window (1 minute)
+    nothing = failover.plan_from(tmp_path / "ck", spec, {}, {"booking"})
+    assert nothing == {"starting_offsets": {"booking": 90_000}, "min_rowtime": base["min_rowtime"]}
 
 
 def test_failover_adds_a_version_on_the_mirror_with_a_new_checkpoint(make_service):

@@ -17,10 +17,11 @@ when it first runs, after the old run has stopped (:func:`plan_handoff`):
   :mod:`workbench.mm2_checkpoints` reads. A translation is never past the true position
   (MM2 rounds down), and a commit seen late is older: either way the new checkpoint reads
   records again, all older than ``M`` (the handoff rule), and the floor drops them;
-- a partition with no translation starts at its earliest offset (the same argument); with
-  no translation at all (no MM2 checkpoints topic, or MM2 never saw the group), every
-  partition does. Nothing is lost that the mirror holds; what MM2 had not copied when the
-  cluster died is lost to the job, as to every consumer of the mirror.
+- a partition with no translation starts at its earliest offset (the same argument); a
+  table with no translation at all (no MM2 checkpoints topic, or MM2 never saw the group)
+  starts from a time (:func:`start_time_ms`). Nothing is lost that the mirror holds; what
+  MM2 had not copied when the cluster died is lost to the job, as to every consumer of
+  the mirror.
 """
 
 from __future__ import annotations
@@ -141,17 +142,34 @@ def _translations(config: ServiceConfig, request: dict) -> Offsets:
 def plan_from(checkpoint: Path, spec: Any, translated: Offsets, moved: set[str]) -> dict[str, Any]:
     """The handoff of a new checkpoint of ``spec`` continuing ``checkpoint`` when the
     streams of the tables ``moved`` read a mirror: the handoff rule's floor and start
-    offsets, translated for those tables (earliest where there is no translation)."""
+    offsets, translated for those tables (earliest for a partition without a
+    translation; from a time, :func:`start_time_ms`, for a table with none at all)."""
     from workbench.jobs import handoff
 
     base = handoff.plan(checkpoint, spec, spec)
-    starting = {
-        table: {
-            topic: {p: translated.get(topic, {}).get(p, EARLIEST) for p in partitions}
-            for topic, partitions in topics.items()
-        }
-        if table in moved
-        else topics
-        for table, topics in base["starting_offsets"].items()
-    }
+    starting: dict[str, Any] = {}
+    for table, topics in base["starting_offsets"].items():
+        if table not in moved:
+            starting[table] = topics
+        elif not any(translated.get(topic) for topic in topics):
+            starting[table] = start_time_ms(checkpoint, spec)
+        else:
+            starting[table] = {
+                topic: {p: translated.get(topic, {}).get(p, EARLIEST) for p in partitions}
+                for topic, partitions in topics.items()
+            }
     return {"starting_offsets": starting, "min_rowtime": base["min_rowtime"]}
+
+
+def start_time_ms(checkpoint: Path, spec: Any) -> int:
+    """Where a table MM2 translated nothing for starts on the mirror: the last committed
+    batch's event time (its watermark plus the delay) minus the watermark delay and the
+    longest window, i.e. the watermark minus one window. Every record of a window still
+    open is at or after it, provided the records' Kafka timestamps are their event times
+    (producers that set them so, or ``message.timestamp.type=CreateTime`` with event-time
+    stamps); the floor drops what is read again, and idempotent sinks absorb the rest."""
+    from workbench.jobs import handoff
+
+    last = handoff.committed(checkpoint)[-1]
+    window = handoff.grain_ms(spec.sql) or spec.watermark_delay_ms
+    return max(last.watermark_ms - window, 0)

@@ -81,3 +81,17 @@ def test_workbench_kafka_clusters_list_and_show(clustered, kafka_broker):
     assert json.loads(done.stdout)["security"]["sasl.password"] == SASL["sasl.password"]
     done = cli(clustered, "show", "nope")
     assert done.returncode == 1 and done.stderr.startswith("error: Unknown Kafka cluster 'nope'")
+
+
+def test_failover_requests_are_checked_before_anything_moves(clustered):
+    answer = clustered.call("POST", "jobs/nobody/failover", "alice", {"kafka_cluster": "main"})
+    assert answer.status_code == 404 and "nobody" in answer.json()["error"]["message"]
+    answer = clustered.call("POST", "jobs/nobody/failover", "alice", {"kafka_cluster": "nope"})
+    assert answer.status_code == 404 and "Unknown Kafka cluster 'nope'" in answer.text
+    answer = clustered.call("POST", "jobs/nobody/failover", "alice", {})
+    assert answer.status_code == 400 and "kafka_cluster" in answer.text
+    done = workbench(
+        "jobs", "failover", "nobody", "--kafka-cluster", "main",
+        "--server", clustered.url, "--token", TOKENS["alice"], timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1 and done.stderr.startswith("error: No job 'nobody'")

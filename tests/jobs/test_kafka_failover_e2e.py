@@ -23,6 +23,10 @@ POLICY = {
 }  # fmt: skip
 
 
+def batches(job: dict) -> int:
+    return int((job.get("metrics") or {}).get("batches") or 0)
+
+
 def ended_offsets(bootstrap: str, topic: str) -> int:
     from confluent_kafka import Consumer, TopicPartition
 
@@ -61,11 +65,9 @@ def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
         bookings.send(2400)
         body = {"name": name, "team": "pricing", "spec_yaml": spec.to_yaml()}
         assert service.api("alice", "POST", "/jobs", body).status_code == 201
-        service.wait_for(
-            name, lambda j: (j["metrics"] or {}).get("batches", 0) >= 3, 240, "batches"
-        )
+        service.wait_for(name, lambda j: batches(j) >= 3, 240, "batches")
         bookings.send(1200)
-        service.wait_for(name, lambda j: j["metrics"]["batches"] >= 5, 120, "more batches")
+        service.wait_for(name, lambda j: batches(j) >= 5, 120, "more batches")
         sent = ended_offsets(primary.bootstrap, topic)
         wait_for(lambda: ended_offsets(standby.bootstrap, topic) == sent, 60, "MM2 caught up")
         wait_for(

@@ -52,11 +52,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("failover after", _failover(cluster)),
         ("description", cluster.get("description") or "-"),
         ("answers now", answer),
+        ("read by", ", ".join(_reader(j) for j in cluster.get("jobs") or []) or "-"),
     ]
     rows += [(f"  {key}", value) for key, value in cluster["security"].items()]
     for key, value in rows:
         print(f"{key + ':':<20} {value}")
     return 0
+
+
+def _reader(job: dict) -> str:
+    return f"{job['job']} ({job['team']}: {', '.join(job['tables'])})"
 
 
 def _failover(cluster: dict) -> str:

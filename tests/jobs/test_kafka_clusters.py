@@ -82,3 +82,22 @@ def test_the_supervisor_writes_the_bound_spec_into_the_run(make_service):
     assert stream["kafka_options"]["sasl.password"] == "${env:WB_KAFKA_PASSWORD}"
     versions = service.versions(who, "surge")
     assert "k1:9092" not in versions[0]["spec_yaml"]  # the version keeps what was submitted
+
+
+def test_readers_are_the_visible_jobs_whose_current_version_reads_the_cluster(
+    make_service, tmp_path
+):
+    from jobkit import teams_file
+
+    from workbench.jobs.kafka_clusters import readers
+
+    service = make_service(teams=teams_file(tmp_path), kafka_clusters=CLUSTERS)
+    bob, dave, root = (service.principal(u) for u in ("bob", "dave", "root"))
+    service.submit(bob, name="on-main", team="pricing", spec_yaml=with_cluster("main"))
+    service.submit(dave, name="supply-main", team="supply", spec_yaml=with_cluster("main"))
+    service.submit(bob, name="on-mirror", team="pricing", spec_yaml=with_cluster("mirror"))
+    assert readers(service, bob, "main") == [
+        {"job": "on-main", "team": "pricing", "tables": ["booking"]}
+    ]
+    assert [r["job"] for r in readers(service, root, "main")] == ["on-main", "supply-main"]
+    assert readers(service, bob, "nowhere") == []

@@ -71,3 +71,29 @@ def probe(cluster: KafkaCluster, timeout_s: float = 5.0) -> dict[str, Any]:
         return {"reachable": False, "cluster_id": None, "brokers": 0, "error": str(err)}
     return {"reachable": True, "cluster_id": found.cluster_id, "brokers": found.brokers,
             "error": None}  # fmt: skip
+
+
+def readers(service: Any, who: Any, name: str) -> list[dict[str, Any]]:
+    """The jobs ``who`` may see whose current version reads cluster ``name``:
+    ``[{job, team, tables}]``."""
+    from sqlalchemy import select
+
+    from workbench.jobs import authz, versioning
+    from workbench.jobs.db import Job
+    from workbench.yamlsafe import load_text
+
+    found = []
+    with service.db.session() as s:
+        for job in s.scalars(select(Job).order_by(Job.id)):
+            current = versioning.version(s, job.id, job.current_version)
+            if current is None or not authz.can_see(who, job.team):
+                continue
+            streams = (load_text(current.spec_yaml) or {}).get("streams") or []
+            tables = [
+                str(st.get("table"))
+                for st in streams
+                if isinstance(st, dict) and str(st.get("cluster", "local")) == name
+            ]
+            if tables:
+                found.append({"job": job.name, "team": job.team, "tables": tables})
+    return found

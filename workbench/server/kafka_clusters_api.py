@@ -7,14 +7,15 @@ to that cluster (a mirror), answering the job (:meth:`JobService.failover`).
 standby, failover_after_s, description}]}`` (``security`` as configured: secrets are
 references, never values). ``GET kafka-clusters/{name}`` answers one of them and whether
 it answers now from the service's host: ``reachable``, ``cluster_id``, ``brokers``,
-``error`` (a 404 names the configured clusters).
+``error``, and ``jobs``: the caller's visible jobs reading it, ``[{job, team, tables}]``
+(a 404 names the configured clusters).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from workbench.jobs.kafka_clusters import probe, view
+from workbench.jobs.kafka_clusters import probe, readers, view
 from workbench.server.handlers import ApiHandler
 
 
@@ -34,7 +35,8 @@ class KafkaClusterRoute(ApiHandler):
 
         def one(who: Any) -> dict:
             cluster = config.kafka_cluster(name)
-            return {**view(name, cluster), **probe(cluster)}
+            jobs = readers(self.service, who, name)
+            return {**view(name, cluster), **probe(cluster), "jobs": jobs}
 
         self.reply(await self.run(one))
 

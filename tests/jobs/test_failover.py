@@ -124,6 +124,7 @@ def test_a_pending_failover_of_a_job_that_never_committed_starts_fresh(make_serv
         job = s.query(Job).filter_by(name="surge").one()
         version = versioning.version(s, job.id, 2)
         assert failover.plan_handoff(s, version, service.config) is None
-        assert version.handoff_json is None  # the spec's own starting offsets
+        assert version.handoff_json == "{}"  # the spec's own starting offsets, for good
+        assert failover.plan_handoff(s, version, service.config) == {}
         first = versioning.version(s, job.id, 1)
         assert failover.plan_handoff(s, first, service.config) is None  # not a failover

@@ -119,7 +119,9 @@ def plan_handoff(session: Session, version: Version, config: ServiceConfig) -> d
         spec = versioning.parse_spec(old.spec_yaml)
         moved = {st.table for st in spec.streams if st.cluster in request["from"]}
         plan = plan_from(Path(old.checkpoint), spec, translated, moved)
-    version.handoff_json = json.dumps(plan) if plan is not None else None
+    # kept, also when there is none ({}: the spec's own starting offsets), so that a
+    # later start never plans it as an SQL change from the failed cluster's offsets
+    version.handoff_json = json.dumps(plan or {})
     return plan
 
 

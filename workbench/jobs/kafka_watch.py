@@ -56,6 +56,7 @@ class KafkaWatch:
     ):
         self.config, self.db, self._ask = config, db, ask
         self.down_since: dict[str, float] = {}  # cluster name -> monotonic time
+        self._read: dict[tuple[int, int], list[str]] = {}  # (job, version) -> clusters
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -113,16 +114,24 @@ class KafkaWatch:
         each_job(self.db, lambda s, job: self._fail_over(s, job, down), "kafka failover")
 
     def _fail_over(self, s: Session, job: Job, down: dict[str, float]) -> None:
-        from workbench.jobs import failover, versioning
+        from workbench.jobs import failover
 
         if job.desired != "running" or not job.current_version:
             return
-        current = versioning.version(s, job.id, job.current_version)
-        spec = versioning.parse_spec(current.spec_yaml) if current else None
-        for stream in spec.streams if spec else []:
-            if stream.cluster in down:
-                standby = self.config.kafka_clusters[stream.cluster].standby
-                seconds = down[stream.cluster]
-                why = f"Kafka cluster '{stream.cluster}' unreachable for {seconds:.0f}s"
+        for cluster in self._clusters_of(s, job):
+            if cluster in down:
+                standby = self.config.kafka_clusters[cluster].standby
+                why = f"Kafka cluster '{cluster}' unreachable for {down[cluster]:.0f}s"
                 failover.fail_over(s, job, self.config, str(standby), ACTOR, why)
                 return
+
+    def _clusters_of(self, s: Session, job: Job) -> list[str]:
+        """The Kafka clusters the job's current version reads (remembered per version)."""
+        from workbench.jobs import versioning
+
+        key = (job.id, job.current_version)
+        if key not in self._read:
+            current = versioning.version(s, job.id, job.current_version)
+            spec = versioning.parse_spec(current.spec_yaml) if current else None
+            self._read[key] = [st.cluster for st in spec.streams] if spec else []
+        return self._read[key]

@@ -74,6 +74,7 @@ def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
             lambda: mm2_checkpoints.read(standby.bootstrap, "primary", group), 60, "translations"
         )
 
+        before = influx_v1_rows(influxdb_v1, influx)  # the windows closed on the primary
         primary.kill()  # mid-stream: the supervisor notices in failover_after_s
         job = service.wait_for(
             name, lambda j: j["version"] == 2 and (j["run"] or {}).get("version") == 2, 180,
@@ -83,9 +84,11 @@ def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
                        if e["action"] == "failed over"]  # fmt: skip
         assert [e["actor"] for e in failed_over] == ["supervisor"]
         bookings.bootstrap = standby.bootstrap  # the producers moved to the mirror too
-        bookings.send(1200)
+        bookings.send(2400)  # a minute more: the window open at the kill closes
         events = bookings.events
         expected = closed(surge_windows(events), events)
+        after = {key[2] for key in expected} - {key[2] for key in before}
+        assert after, "no window closes after the failover: send more events"
         service.wait_for(
             name, lambda j: len(influx_v1_rows(influxdb_v1, influx)) >= len(expected), 240,
             "every closed window in InfluxDB",

@@ -10,6 +10,7 @@ os.environ.setdefault("WORKBENCH_SPARK_MASTER", "local[2]")
 
 pytest_plugins = [
     "services_kafka",
+    "services_kafka_clusters",
     "services_timeseries",
     "services_kernel",
     "services_browser",

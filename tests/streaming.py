@@ -131,3 +131,21 @@ def kafka_sink(bootstrap, topic) -> dict:
         "topic": topic,
         "key_columns": ["tag_s2id", "tag_vehicle_type", "window_timestamp"],
     }
+
+
+class Bookings:
+    """Generated bookings published as fast as the broker takes them; ``events`` keeps
+    every one sent, for the independent computation of the windows."""
+
+    def __init__(self, bootstrap: str, topic: str, seed: int):
+        self.bootstrap, self.topic, self.events = bootstrap, topic, []
+        self.generator = Generator(
+            seed=seed, start=START, rate_per_s=40.0, out_of_order_seconds=5.0
+        )
+
+    def send(self, count: int) -> None:
+        out = publish(
+            self.bootstrap, "bookings", topic=self.topic, count=count,
+            generator=self.generator, speedup=None, keep_events=True,
+        )  # fmt: skip
+        self.events.extend(out.events)

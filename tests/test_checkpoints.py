@@ -18,8 +18,9 @@ from cli_runner import workbench
 from streaming import SURGE_SQL, new_topic, publish_events, surge_spec
 
 from workbench import checkpoints
-from workbench.exceptions import CheckpointMismatchError
-from workbench.job import StreamingJob, default_checkpoint
+from workbench.exceptions import CheckpointMismatchError, KafkaClusterChangedError
+from workbench.infra.kafka import create_topics
+from workbench.job import StreamingJob, default_checkpoint, with_bootstrap
 
 STATELESS_SQL = "SELECT order_number, event_timestamp AS window_timestamp FROM booking"
 
@@ -129,3 +130,30 @@ def test_an_old_checkpoint_without_manifest_is_adopted_or_refused(
     assert verbose.returncode == 1
     assert "\tat org.apache.spark" in verbose.stderr  # the JVM trace, asked for
     assert error_lines(verbose.stderr)[-1].startswith("error: dagger ")
+
+
+def test_a_checkpoint_resumed_on_another_kafka_cluster_is_refused_with_what_to_do(
+    kafka_broker, kafka_cluster3, tmp_path
+):
+    topic = new_topic(kafka_broker.bootstrap, "moved")  # the same topic on both clusters
+    create_topics(kafka_cluster3.bootstrap, {topic: 3}, replication=3)
+    spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [])
+    folder = tmp_path / "checkpoint"
+    checkpoints.check(folder, spec)  # a new checkpoint records each stream's cluster id
+    recorded = (kafka_broker.state_dir / "cluster.id").read_text().strip()
+    assert checkpoints.load(folder).clusters == {"booking": recorded}
+
+    moved = with_bootstrap(spec, kafka_cluster3.bootstrap)
+    with pytest.raises(KafkaClusterChangedError) as err:
+        checkpoints.check(folder, moved)
+    assert err.value.changes == [("booking", recorded, kafka_cluster3.cluster_id)]
+
+    (tmp_path / "moved.yaml").write_text(moved.to_yaml())
+    result = workbench("run", tmp_path / "moved.yaml", "--available-now")
+    assert result.returncode == 1
+    [line] = error_lines(result.stderr)  # refused before Spark starts
+    assert line.startswith(f"error: checkpoint {folder} cannot resume on this Kafka cluster: ")
+    assert f"was read from Kafka cluster {recorded}, its servers now answer as cluster " in line
+    assert f"`workbench jobs failover {spec.name} --kafka-cluster NAME`" in line
+    assert "--checkpoint NEW_DIR" in line
+    checkpoints.check(folder, spec)  # back on its own cluster it resumes

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 from cli_runner import workbench
 from readback import kafka_messages
 from streaming import new_topic, publish_events, surge_spec
 
-from workbench.infra.ports import free_ports
+from workbench.infra.ports import free_ports, port_taken
 from workbench.schemas import default_registry
 
 
@@ -27,6 +29,38 @@ def test_dev_kafka_up_status_down(tmp_path):
     assert down.returncode == 0 and "kafka stopped" in down.stdout
     status = workbench("dev", "kafka", "status", *state)
     assert status.returncode == 3 and "not running" in status.stdout
+
+
+def consecutive_free_ports(count: int) -> int:
+    """The first of ``count`` free ports in a row."""
+    for _ in range(50):
+        base = random.randrange(20_000, 60_000)
+        if not any(port_taken(base + i) for i in range(count)):
+            return base
+    raise AssertionError(f"no {count} free ports in a row")
+
+
+def test_dev_kafka_up_brokers_3_lists_three_brokers(tmp_path):
+    port = consecutive_free_ports(6)
+    state = ("--port", port, "--state-dir", tmp_path / "kafka")
+    up = workbench("dev", "kafka", "up", *state, "--brokers", 3, "--topic", "t3")
+    assert up.returncode == 0, up.stderr
+    addresses = [f"127.0.0.1:{port + i}" for i in (0, 2, 4)]
+    assert f"3 brokers at {','.join(addresses)}" in up.stdout
+    assert "topics ready: t3 (3 partitions), replication 3" in up.stdout
+    try:
+        status = workbench("dev", "kafka", "status", "--state-dir", tmp_path / "kafka")
+        assert status.returncode == 0, status.stderr
+        lines = [line for line in status.stdout.splitlines() if "kafka running at" in line]
+        assert [line.split()[3] for line in lines] == addresses
+        assert all((tmp_path / "kafka" / f"broker-{i}" / "broker.log").exists() for i in (1, 2, 3))
+        other = workbench("dev", "kafka", "up", *state, "--brokers", 2)
+        assert other.returncode == 1 and "holds a 3-broker cluster" in other.stderr
+    finally:
+        down = workbench("dev", "kafka", "down", "--state-dir", tmp_path / "kafka")
+    assert down.returncode == 0 and "kafka stopped" in down.stdout
+    status = workbench("dev", "kafka", "status", "--state-dir", tmp_path / "kafka")
+    assert status.returncode == 3
 
 
 def test_generate_publishes_decodable_bookings(kafka_broker):

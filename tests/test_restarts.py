@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 
+from cli_job import Job
 from geo_reference import surge_windows
 from readback import kafka_messages
 from streaming import (
@@ -31,40 +29,6 @@ from streaming import (
 
 from workbench.generator import Generator
 from workbench.producer import publish
-
-
-class Job:
-    """``workbench run`` in a child process, its output collected line by line."""
-
-    def __init__(self, spec_file, log):
-        self.lines: list[str] = []
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli", "run", str(spec_file)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            start_new_session=True,  # its own process group: the driver JVM is a child
-        )
-        self._log = log
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip())
-            self._log.write(line)
-
-    def batches(self) -> int:
-        return sum(1 for line in self.lines if "] batch " in line)
-
-    def wait_for(self, predicate, timeout_s: float, what: str):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, "job exited:\n" + "\n".join(self.lines[-30:])
-            if predicate():
-                return
-            time.sleep(0.5)
-        raise AssertionError(f"timed out waiting for {what}:\n" + "\n".join(self.lines[-30:]))
 
 
 def test_sigkill_and_broker_restart_lose_and_double_nothing(

@@ -9,7 +9,9 @@ silently continues from the old offsets. So every checkpoint carries
 Spark may change on a restart without touching the state's layout), the streams (table, message,
 topics or pattern), each stream's Kafka cluster id, the workbench version and when it
 was made. :func:`check` compares it with the spec about to run and refuses a
-mismatch in one :class:`CheckpointMismatchError` that says what to do.
+mismatch in one :class:`CheckpointMismatchError` that says what to do; a checkpoint whose
+streams now reach another Kafka cluster (offsets mean nothing there) is refused with a
+:class:`KafkaClusterChangedError` that names the failover command.
 
 A checkpoint made by an earlier workbench (Spark's files, no manifest) is adopted when
 the Kafka topics its offsets name are the spec's topics; otherwise it is refused.
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import __version__
-from workbench.exceptions import CheckpointMismatchError
+from workbench.exceptions import CheckpointMismatchError, KafkaClusterChangedError
 
 if TYPE_CHECKING:
     from workbench.spec import DaggerSpec, StreamSpec
@@ -87,16 +89,12 @@ def spec_hash(spec: DaggerSpec) -> str:
 def cluster_id(stream: StreamSpec, timeout_s: float = 10.0) -> str | None:
     """The Kafka cluster id behind ``stream``'s bootstrap servers; None when the broker
     cannot be asked (Spark then reports the connection problem itself)."""
-    from confluent_kafka.admin import AdminClient
+    from workbench.exceptions import KafkaUnreachableError
+    from workbench.kafka_identity import describe
 
-    from workbench.infra.kafka import LOG
-
-    conf: dict[str, Any] = {**stream.kafka_options, "bootstrap.servers": stream.bootstrap_servers}
-    conf["logger"] = LOG
     try:  # options librdkafka does not know (sasl.jaas.config) leave the id unknown
-        admin = AdminClient(conf)
-        return admin.describe_cluster(request_timeout=timeout_s).result(timeout_s).cluster_id
-    except Exception:  # noqa: BLE001 - unknown is a valid answer; Spark reports the cause
+        return describe(stream.bootstrap_servers, stream.kafka_options, timeout_s).cluster_id
+    except KafkaUnreachableError:
         return None
 
 
@@ -133,6 +131,9 @@ def check(folder: Path, spec: DaggerSpec) -> str | None:
         problems = differences(found, wanted)
         if problems:
             raise CheckpointMismatchError(str(folder), problems)
+        changes = cluster_changes(found, wanted)
+        if changes:
+            raise KafkaClusterChangedError(str(folder), spec.name, changes)
         return None
     note = None
     if (folder / QUERY).exists():
@@ -156,19 +157,24 @@ def differences(found: Manifest, wanted: Manifest) -> list[str]:
         problems.append(
             f"its streams are {_streams(found.streams)}, not {_streams(wanted.streams)}"
         )
-    for table, cluster in wanted.clusters.items():
-        before = found.clusters.get(table)
-        if before and cluster and before != cluster:
-            problems.append(
-                f"stream '{table}' was read from Kafka cluster {before}; "
-                f"the spec's servers are cluster {cluster}"
-            )
     if found.spec_hash != wanted.spec_hash and found.streams == wanted.streams:
         problems.append(
             "the SQL (or event time, emit mode or deduplication) changed since it was made "
             f"(spec hash {found.spec_hash}, now {wanted.spec_hash})"
         )
     return problems
+
+
+def cluster_changes(found: Manifest, wanted: Manifest) -> list[tuple[str, str, str]]:
+    """(table, cluster id recorded, cluster id now) of each stream whose Kafka cluster
+    changed; a stream whose id is unknown on either side (the broker could not be asked)
+    counts as unchanged."""
+    changes = []
+    for table, cluster in wanted.clusters.items():
+        before = found.clusters.get(table)
+        if before and cluster and before != cluster:
+            changes.append((table, before, cluster))
+    return changes
 
 
 def _streams(streams: list[dict[str, Any]]) -> str:

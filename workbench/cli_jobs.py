@@ -123,6 +123,12 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_failover(args: argparse.Namespace) -> int:
+    job = _client(args).failover(args.job, args.kafka_cluster, args.reason)
+    print(_said(job, "failing over", f" (streams to Kafka cluster {args.kafka_cluster})"))
+    return 0
+
+
 def cmd_logs(args: argparse.Namespace) -> int:
     client = _client(args)
     if args.follow:
@@ -311,6 +317,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     action("versions", "the job's versions", cmd_versions, json_of="versions")
     q = action("events", "who did what, and what the supervisor did", cmd_events, json_of="events")
     q.add_argument("--last", type=int, default=100, metavar="N", help="the last N (default 100)")
+    q = action(
+        "failover",
+        "move the job's streams to a mirror Kafka cluster (MirrorMaker 2)",
+        cmd_failover,
+    )
+    q.description = (
+        "A new version whose streams read Kafka cluster NAME (the mirror their cluster "
+        "names as standby), with a new checkpoint: it starts where MirrorMaker 2 translated "
+        "the job's committed offsets (earliest where it has none) and writes no window the "
+        "old checkpoint wrote. The running job stops first."
+    )
+    q.add_argument(
+        "--kafka-cluster", required=True, metavar="NAME", help="the mirror, in kafka_clusters"
+    )
+    q.add_argument("--reason", default="", help="why (kept in the job's events)")
 
     q = action("move", "stop, then start on another Spark cluster from the checkpoint", cmd_move)
     q.add_argument("--cluster", required=True, help="the cluster to run on (clusters list)")

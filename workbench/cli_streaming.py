@@ -118,30 +118,57 @@ def _broker(args: argparse.Namespace):
     return Broker(args.state_dir, port=args.port, controller_port=args.port + 1)
 
 
+def _cluster(args: argparse.Namespace):
+    """The multi-broker cluster whose layout the state folder holds (None: there is none)."""
+    from workbench.infra.broker_cluster import BrokerCluster
+    from workbench.paths import subdir
+
+    return BrokerCluster.existing(args.state_dir or subdir("kafka"))
+
+
 def cmd_kafka_up(args: argparse.Namespace) -> int:
     from workbench.infra.kafka import create_topics
 
-    broker = _broker(args)
-    status = broker.start()
-    print(f"kafka running at {status.bootstrap} (pid {status.pid}, data in {status.state_dir})")
+    if args.brokers > 1:
+        from workbench.infra.broker_cluster import BrokerCluster
+        from workbench.paths import subdir
+
+        cluster = BrokerCluster.on_ports(args.state_dir or subdir("kafka"), args.brokers, args.port)
+        cluster.start()
+        bootstrap = cluster.bootstrap
+        print(f"kafka cluster {cluster.cluster_id} running: {args.brokers} brokers at {bootstrap}")
+    else:
+        status = _broker(args).start()
+        bootstrap = status.bootstrap
+        print(f"kafka running at {bootstrap} (pid {status.pid}, data in {status.state_dir})")
     if args.topic:
-        create_topics(broker.bootstrap, {t: args.partitions for t in args.topic})
-        print(f"topics ready: {', '.join(args.topic)} ({args.partitions} partitions)")
+        replication = args.replication or min(3, args.brokers)
+        create_topics(bootstrap, {t: args.partitions for t in args.topic}, replication=replication)
+        copies = f", replication {replication}" if replication > 1 else ""
+        print(f"topics ready: {', '.join(args.topic)} ({args.partitions} partitions){copies}")
     return 0
 
 
 def cmd_kafka_down(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    if cluster is not None:
+        cluster.stop()
     _broker(args).stop()
     print("kafka stopped")
     return 0
 
 
 def cmd_kafka_status(args: argparse.Namespace) -> int:
-    status = _broker(args).status()
-    if status.running:
+    cluster = _cluster(args)
+    running = [s for s in [_broker(args).status()] if s.running]
+    if cluster is not None:
+        running += [s for s in cluster.status() if s.running]
+        print(f"kafka cluster {cluster.cluster_id}: {len(cluster.brokers)} brokers")
+    for status in running:
         print(f"kafka running at {status.bootstrap} (pid {status.pid}), log {status.log_file}")
+    if running:
         return 0
-    print(f"kafka not running (state in {status.state_dir})")
+    print(f"kafka not running (state in {_broker(args).state_dir})")
     return 3
 
 
@@ -245,11 +272,37 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     port.add_argument(
         "--state-dir", type=Path, default=None, help="data and logs (default: .workbench/kafka)"
     )
-    q = actions.add_parser("up", help="start the broker (idempotent)", parents=[port])
+    q = actions.add_parser(
+        "up",
+        help="start the broker, or a cluster of brokers (idempotent)",
+        description="Start one broker on --port (controller on port + 1), or with "
+        "--brokers N a KRaft cluster of N nodes on --port, --port + 2... (each node's "
+        "controller one above its broker), node i's data in STATE_DIR/broker-i.",
+        parents=[port],
+    )
+    q.add_argument(
+        "--brokers",
+        type=int,
+        default=1,
+        choices=range(1, 10),
+        metavar="N",
+        help="brokers in the cluster (default 1; 3 survives the loss of one)",
+    )
     q.add_argument("--topic", action="append", default=[], help="create this topic (repeatable)")
     q.add_argument("--partitions", type=int, default=3, help="partitions of new topics")
+    q.add_argument(
+        "--replication",
+        type=int,
+        default=None,
+        help="replication factor of new topics (default: the brokers, at most 3)",
+    )
     q.set_defaults(run=cmd_kafka_up)
-    q = actions.add_parser("down", help="stop the broker", parents=[port])
+    q = actions.add_parser("down", help="stop the broker and the cluster's brokers", parents=[port])
     q.set_defaults(run=cmd_kafka_down)
-    q = actions.add_parser("status", help="is it running? (exit 3 if not)", parents=[port])
+    q = actions.add_parser(
+        "status", help="list the running brokers (exit 3 if none)", parents=[port]
+    )
     q.set_defaults(run=cmd_kafka_status)
+    from workbench import cli_mirror
+
+    cli_mirror.add_dev_commands(dev)

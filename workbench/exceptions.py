@@ -208,6 +208,43 @@ class CheckpointMismatchError(WorkbenchError):
         )
 
 
+class KafkaClusterChangedError(CheckpointMismatchError):
+    """A checkpoint whose Kafka offsets belong to another Kafka cluster than the one the
+    stream's servers answer as now (a failover, a migration, a mistyped address).
+    ``changes`` lists (table, cluster id recorded, cluster id now)."""
+
+    def __init__(self, checkpoint: str, dagger: str, changes: list[tuple[str, str, str]]):
+        self.checkpoint, self.dagger, self.changes = checkpoint, dagger, changes
+        self.legacy = False
+        self.problems = [
+            f"stream '{table}' was read from Kafka cluster {before}, its servers now answer "
+            f"as cluster {now}"
+            for table, before, now in changes
+        ]
+        what = "; ".join(self.problems)
+        WorkbenchError.__init__(
+            self,
+            f"checkpoint {checkpoint} cannot resume on this Kafka cluster: {what}. Kafka "
+            "offsets mean nothing on another cluster (resuming would skip or repeat "
+            f"records). To move dagger '{dagger}' to a mirror of its topics keeping its "
+            f"windows, run `workbench jobs failover {dagger} --kafka-cluster NAME` "
+            "(translates the offsets); to start over on this cluster, run with "
+            "--checkpoint NEW_DIR (or a new `checkpoint:` in the spec); if the servers "
+            "are wrong, point the stream back at its cluster.",
+        )
+
+
+class KafkaUnreachableError(WorkbenchError):
+    """No Kafka cluster answered at ``bootstrap``; ``reason`` is the client's own words."""
+
+    def __init__(self, bootstrap: str, reason: str):
+        self.bootstrap, self.reason = bootstrap, reason
+        super().__init__(
+            f"No Kafka cluster answers at {bootstrap} ({reason}). Check the servers and the "
+            "security options, and that the brokers run."
+        )
+
+
 class SinkGenerationError(SinkError):
     """A query writing into a sink log that a newer query (checkpoint) has written since."""
 
@@ -246,6 +283,20 @@ class JobServiceError(WorkbenchError):
     (400: the request itself is wrong)."""
 
     status = 400
+
+
+class KafkaClusterNotFoundError(JobServiceError):
+    """A Kafka cluster name the service config's ``kafka_clusters`` does not hold."""
+
+    status = 404
+
+    def __init__(self, name: str, known: list[str]):
+        self.name = name
+        where = did_you_mean(name, known) if known else " The service config has no kafka_clusters."
+        super().__init__(
+            f"Unknown Kafka cluster '{name}'.{where} Kafka clusters are named in the job "
+            "service's config (STATE/service.yaml, key kafka_clusters)."
+        )
 
 
 class JobNotFoundError(JobServiceError):

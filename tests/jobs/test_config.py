@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from workbench.exceptions import JobServiceError, SpecError
+from workbench.exceptions import JobServiceError, KafkaClusterNotFoundError, SpecError
 from workbench.jobs.config import Policy, ServiceConfig
 
 
@@ -78,7 +78,10 @@ def test_spark_clusters_with_resources_conf_and_a_standby(tmp_path):
 @pytest.mark.parametrize(
     ("clusters", "says"),
     [
-        ("{a: {standby: blue}, blu: {}}", "standby 'blue' is not a configured cluster. Did you"),
+        (
+            "{a: {standby: blue}, blu: {}}",
+            "standby 'blue' must name another of the clusters (a, blu). Did you mean blu",
+        ),
         ("{a: {standby: a}}", "cluster 'a' cannot be its own standby"),
         ("{a: {resources: {cores: 0}}}", "clusters.a.resources.cores"),
     ],
@@ -88,3 +91,54 @@ def test_wrong_standbys_and_resources_are_errors(tmp_path, clusters, says):
     with pytest.raises(SpecError) as err:
         ServiceConfig.load(tmp_path)
     assert says in str(err.value)
+
+
+def test_kafka_clusters_with_a_standby_and_secrets_by_reference(tmp_path):
+    clusters = {
+        "main": {
+            "bootstrap_servers": "k1:9092,k2:9092",
+            "security": {
+                "security.protocol": "SASL_SSL",
+                "sasl.mechanism": "PLAIN",
+                "sasl.jaas.config": 'x required password="${env:KAFKA_PASSWORD}";',
+                "ssl.truststore.password": "${file:/run/secrets/truststore}",
+            },
+            "standby": "mirror",
+            "failover_after_s": 30,
+        },
+        "mirror": {"bootstrap_servers": "m1:9092"},
+    }
+    (tmp_path / "service.yaml").write_text(yaml.safe_dump({"kafka_clusters": clusters}))
+    config = ServiceConfig.load(tmp_path)
+    main = config.kafka_cluster("main")
+    assert (main.standby, main.failover_after_s) == ("mirror", 30)
+    assert main.security["sasl.jaas.config"].endswith('password="${env:KAFKA_PASSWORD}";')
+    assert config.kafka_cluster("mirror").standby is None
+    assert ServiceConfig(state_dir=tmp_path / "other").kafka_clusters == {}
+
+
+@pytest.mark.parametrize(
+    ("cluster", "complaint"),
+    [
+        ({"bootstrap_servers": "k:9092", "standby": "nowhere"}, "standby 'nowhere' must name"),
+        ({"bootstrap_servers": "k:9092", "standby": "main"}, "cannot be its own standby"),
+        ({"bootstrap_servers": "k:9092", "security": {"sasl.password": "hunter2"}}, "reference"),
+        ({"bootstrap_servers": "k:9092", "security": {"kafka.sasl.mechanism": "PLAIN"}}, "kafka."),
+        ({"bootstrap_servers": "k:9092", "security": {"sasl.password": "${vault:x}"}}, "env:NAME"),
+        ({"bootstrap_servers": ""}, "bootstrap_servers"),
+    ],
+)
+def test_bad_kafka_clusters_are_refused_by_key(tmp_path, cluster, complaint):
+    (tmp_path / "service.yaml").write_text(yaml.safe_dump({"kafka_clusters": {"main": cluster}}))
+    with pytest.raises(SpecError, match="kafka_clusters") as err:
+        ServiceConfig.load(tmp_path)
+    assert complaint in str(err.value) and "hunter2" not in str(err.value)
+
+
+def test_an_unknown_kafka_cluster_names_the_known_ones(tmp_path):
+    config = ServiceConfig(
+        state_dir=tmp_path, kafka_clusters={"main": {"bootstrap_servers": "k:9092"}}
+    )
+    with pytest.raises(KafkaClusterNotFoundError, match="Did you mean main") as err:
+        config.kafka_cluster("mian")
+    assert err.value.status == 404

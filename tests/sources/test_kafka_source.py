@@ -34,7 +34,7 @@ def stream(**keys) -> StreamSpec:
         ),
         (
             {"topics": ["a"], "starting_offsets": 1795222800000},
-            {"startingTimestamp": "1795222800000"},
+            {"startingTimestamp": "1795222800000", "startingOffsetsByTimestampStrategy": "latest"},
         ),
         (
             {"topics": ["a"], "starting_offsets": "2026-11-21T08:00:00Z"},

@@ -11,19 +11,18 @@ import base64
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import SetupError, WorkbenchError
+from workbench.infra.detached import Detached
 from workbench.infra.maven import fetch
 from workbench.infra.ports import HOST, port_taken
 from workbench.paths import PACKAGE_DIR, subdir
@@ -63,19 +62,37 @@ class BrokerStatus:
     log_file: Path
 
 
+@dataclass(frozen=True)
+class ClusterNode:
+    """A broker's place in a KRaft cluster: its ``node.id``, the controller quorum
+    (``controller.quorum.voters``), the cluster id its storage is formatted with (None: a
+    new random one) and the replication factor of the internal topics."""
+
+    node_id: int
+    voters: str
+    cluster_id: str | None
+    replication: int
+
+
 class Broker:
     """A Kafka broker on ``127.0.0.1:port`` keeping its data and logs in ``state_dir``."""
 
     def __init__(
-        self, state_dir: Path | None = None, port: int = 9092, controller_port: int = 9093
+        self,
+        state_dir: Path | None = None,
+        port: int = 9092,
+        controller_port: int = 9093,
+        *,
+        node: ClusterNode | None = None,
     ):
         self.state_dir = Path(state_dir) if state_dir is not None else subdir("kafka")
         self.port, self.controller_port = port, controller_port
+        self.node = node or ClusterNode(1, f"1@{HOST}:{controller_port}", None, 1)
         self.log_file = self.state_dir / "broker.log"
         self._pid_file = self.state_dir / "broker.pid"
         self._properties = self.state_dir / "server.properties"
         self._log4j = self.state_dir / "log4j.properties"
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._process = Detached(self._pid_file, marker=str(self._properties))
 
     @property
     def bootstrap(self) -> str:
@@ -88,48 +105,35 @@ class Broker:
 
     def start(self, timeout: float = 90.0) -> BrokerStatus:
         """Start the broker (or find it running) and wait until it answers metadata requests."""
-        pid = self._live_pid()
-        if pid is not None:
-            self._check_ports_of_running()
-            self._wait_until_ready(pid, timeout)
-            return self.status()
-        self._pid_file.unlink(missing_ok=True)
-        pid = self._launch()
+        pid, launched = self.launch()
         try:
-            self._wait_until_ready(pid, timeout)
+            self.wait_ready(pid, timeout)
         except SetupError:
-            self.stop()
+            if launched:
+                self.stop()
             raise
         return self.status()
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Shut the broker down cleanly (SIGKILL after ``timeout``); nothing to do if stopped."""
+    def launch(self) -> tuple[int, bool]:
+        """Start the broker's process without waiting for it (a cluster's nodes only answer
+        once a quorum of them runs). Returns its pid and whether it was started now."""
         pid = self._live_pid()
         if pid is not None:
-            self._signal(pid, signal.SIGTERM)
-            if not self._wait_gone(pid, timeout):
-                self._signal(pid, signal.SIGKILL)
-                self._wait_gone(pid, 10.0)
+            self._check_ports_of_running()
+            return pid, False
         self._pid_file.unlink(missing_ok=True)
+        return self._launch(), True
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Shut the broker down cleanly (SIGKILL after ``timeout``); nothing to do if stopped."""
+        self._process.stop(timeout)
 
     def kill(self) -> None:
         """SIGKILL the broker, as a crash would; the stale pid file stays behind."""
-        pid = self._live_pid()
-        if pid is not None:
-            self._signal(pid, signal.SIGKILL)
-            self._wait_gone(pid, 10.0)
+        self._process.kill()
 
     def _live_pid(self) -> int | None:
-        try:
-            pid = int(self._pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if self._alive(pid) else None
-
-    def _alive(self, pid: int) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is None  # our own child: exact, and reaps it
-        return _process_running(pid, marker=str(self._properties))
+        return self._process.live_pid()
 
     def _check_ports_of_running(self) -> None:
         ours = (
@@ -151,27 +155,24 @@ class Broker:
         self._write_config()
         classpath = os.pathsep.join(str(jar) for jar in broker_jars())
         self._format_storage(classpath)
-        cmd = [_java(), *JVM_OPTIONS, *self._log_options(), "-cp", classpath, "kafka.Kafka"]
-        with self.log_file.open("a") as log:
-            log.write(f"{_STARTED} {KAFKA_VERSION} on {self.bootstrap} at {datetime.now()}\n")
-            log.flush()
-            self._proc = subprocess.Popen(
-                [*cmd, str(self._properties)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.state_dir,
-                start_new_session=True,  # survives this process and its terminal's Ctrl-C
-            )
-        self._pid_file.write_text(str(self._proc.pid))
-        return self._proc.pid
+        cmd = [java(), *JVM_OPTIONS, *self._log_options(), "-cp", classpath, "kafka.Kafka"]
+        header = f"{_STARTED} {KAFKA_VERSION} on {self.bootstrap} at {datetime.now()}"
+        return self._process.spawn(
+            [*cmd, str(self._properties)], self.log_file, self.state_dir, header
+        )
 
     def _write_config(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         data_dir = self.state_dir / "data"
         template = SERVER_PROPERTIES.read_text()
         text = template.format(
-            port=self.port, controller_port=self.controller_port, data_dir=data_dir
+            port=self.port,
+            controller_port=self.controller_port,
+            data_dir=data_dir,
+            node_id=self.node.node_id,
+            voters=self.node.voters,
+            replication=self.node.replication,
+            min_isr=min(2, self.node.replication),
         )
         self._properties.write_text(text)
         self._log4j.write_text(_LOG4J)
@@ -183,22 +184,25 @@ class Broker:
         if (self.state_dir / "data" / "meta.properties").exists():
             return
         cluster_file = self.state_dir / "cluster.id"
-        if not cluster_file.exists():
-            cluster_file.write_text(_random_cluster_id())
+        if self.node.cluster_id:
+            cluster_file.write_text(self.node.cluster_id)
+        elif not cluster_file.exists():
+            cluster_file.write_text(random_cluster_id())
         cluster_id = cluster_file.read_text().strip()
         tool = ["kafka.tools.StorageTool", "format", "--ignore-formatted", "-t", cluster_id]
-        cmd = [_java(), *self._log_options(), "-cp", classpath, *tool]
+        cmd = [java(), *self._log_options(), "-cp", classpath, *tool]
         proc = subprocess.run([*cmd, "-c", str(self._properties)], capture_output=True, text=True)
         if proc.returncode != 0:
             raise SetupError(
                 f"Could not format Kafka storage in {self.state_dir / 'data'}:\n"
-                + _tail(proc.stdout + proc.stderr)
+                + tail_lines(proc.stdout + proc.stderr)
             )
 
-    def _wait_until_ready(self, pid: int, timeout: float) -> None:
+    def wait_ready(self, pid: int, timeout: float) -> None:
+        """Wait until the broker (process ``pid``) answers metadata requests."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not self._alive(pid):
+            if not self._process.alive(pid):
                 raise SetupError(
                     f"The Kafka broker for {self.state_dir} exited while starting. "
                     f"The end of {self.log_file}:\n{self._log_tail()}"
@@ -212,36 +216,26 @@ class Broker:
             f"The end of {self.log_file}:\n{self._log_tail()}"
         )
 
-    def _wait_gone(self, pid: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while self._alive(pid):
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.1)
-        return True
-
-    def _signal(self, pid: int, signum: int) -> None:
-        with suppress(ProcessLookupError):
-            os.kill(pid, signum)
-
     def _log_tail(self, lines: int = 30) -> str:
         try:
             text = self.log_file.read_text(errors="replace")
         except OSError:
             return "(no log)"
         head, marker, run = text.rpartition(_STARTED)
-        return _tail(run.partition("\n")[2] if marker else text, lines)
+        return tail_lines(run.partition("\n")[2] if marker else text, lines)
 
 
 def create_topics(
     bootstrap: str,
     topics: Mapping[str, int],
-    replication: int = 1,
+    replication: int = -1,
     timeout: float = 30.0,
     config: Mapping[str, str] | None = None,
 ) -> None:
     """Create each topic with its partition count (and topic ``config``, e.g.
-    ``cleanup.policy``); topics that already exist are fine.
+    ``cleanup.policy``); topics that already exist are fine. ``replication`` -1 is the
+    cluster's ``default.replication.factor`` (1 on the single dev broker, 3 on a 3-node
+    one: a sink's commit topic must survive a broker as its data does).
 
     Returns once every topic's partitions have a leader, so producers can write at once.
     """
@@ -274,6 +268,16 @@ def list_topics(bootstrap: str, timeout: float = 10.0) -> list[str]:
     """Names of the topics on the broker, without internal ones (``__consumer_offsets``...)."""
     metadata = _metadata(_admin(bootstrap), bootstrap, timeout)
     return sorted(name for name in metadata.topics if not name.startswith("__"))
+
+
+def broker_ids(bootstrap: str, timeout: float = 5.0) -> set[int]:
+    """Node ids of the brokers the cluster's metadata lists now (empty if none answers)."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return set(_admin(bootstrap).list_topics(timeout=timeout).brokers)
+    except KafkaException:
+        return set()
 
 
 def _admin(bootstrap: str) -> AdminClient:
@@ -339,24 +343,7 @@ def _answers(bootstrap: str) -> bool:
         return False
 
 
-def _process_running(pid: int, marker: str) -> bool:
-    """Whether ``pid`` is alive and, where /proc tells, its command line holds ``marker``."""
-    proc = Path("/proc")
-    if proc.is_dir():
-        try:
-            return marker.encode() in (proc / str(pid) / "cmdline").read_bytes()
-        except OSError:
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _random_cluster_id() -> str:
+def random_cluster_id() -> str:
     """A Kafka ``Uuid`` string, as ``kafka-storage.sh random-uuid`` prints it."""
     while True:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
@@ -364,7 +351,7 @@ def _random_cluster_id() -> str:
             return text
 
 
-def _java() -> str:
+def java() -> str:
     home = os.environ.get("JAVA_HOME")
     java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
     if not java or not Path(java).exists():
@@ -374,5 +361,5 @@ def _java() -> str:
     return java
 
 
-def _tail(text: str, lines: int = 30) -> str:
+def tail_lines(text: str, lines: int = 30) -> str:
     return "\n".join(text.strip().splitlines()[-lines:]) or "(empty)"

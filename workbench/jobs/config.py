@@ -10,6 +10,8 @@
       team-a: {master: "spark://10.0.0.5:7077", teams: [pricing], standby: team-b,
                resources: {cores: 4, executor_memory: 2g, shuffle_partitions: 8},
                conf: {spark.driver.host: 10.0.0.9}, unreachable_after_s: 10}
+    kafka_clusters: {main: {bootstrap_servers: "k1:9092,k2:9092", security: {...},
+                            standby: mirror, failover_after_s: 60}, mirror: {...}}
     policy: {max_failures: 5, backoff_s: 2, ...}
     notifiers: {pricing: {pricing-oncall: {type: webhook, url: "http://..."}}}  # per team
     alerting: {retry_s: 5, retry_max_s: 300, health_window_s: 60, ...}
@@ -20,11 +22,19 @@ The state folder defaults to ``$WORKBENCH_HOME/service``.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from workbench.exceptions import SpecError
 from workbench.resources import Resources
@@ -101,6 +111,51 @@ class Alerting(_Model):
     retention_h: float = Field(default=120.0, gt=0)
 
 
+#: security options whose value is a secret: a service config holds a reference to it only
+_SECRET_KEY = re.compile(r"password|secret|jaas|token|(^|\.)key$|credentials", re.IGNORECASE)
+_OPTION_KEY = re.compile(r"^[a-z][a-z0-9]*(\.[a-z0-9_-]+)*$")
+
+
+class KafkaCluster(_Model):
+    """A Kafka cluster jobs read (``kafka_clusters: {NAME: ...}``); a spec's
+    ``streams[i].cluster: NAME`` reads through it (:mod:`workbench.jobs.kafka_clusters`)."""
+
+    #: the cluster's brokers, ``host:port,host:port``
+    bootstrap_servers: str = Field(min_length=1)
+    #: Kafka client options for every connection to it (``security.protocol``,
+    #: ``sasl.mechanism``, ``sasl.jaas.config``, ``ssl.truststore.location``...); a secret's
+    #: value is a reference (``${env:NAME}``, ``${file:PATH}``) resolved only in the job
+    security: dict[str, str] = Field(default_factory=dict)
+    #: the cluster mirroring this one's topics, where its jobs fail over to
+    standby: str | None = None
+    #: seconds this cluster may stay unreachable before its jobs fail over to ``standby``
+    failover_after_s: float = Field(default=60.0, gt=0)
+    description: str = ""
+
+    @field_validator("security")
+    @classmethod
+    def _by_reference(cls, value: dict[str, str]) -> dict[str, str]:
+        from workbench import secrets
+        from workbench.exceptions import SecretError
+
+        for key, text in value.items():
+            if not _OPTION_KEY.match(key) or key.startswith("kafka."):
+                raise ValueError(
+                    f"'{key}' is not a Kafka client option name (e.g. security.protocol, "
+                    "sasl.jaas.config; no 'kafka.' prefix)"
+                )
+            try:
+                found = secrets.check(text)
+            except SecretError as err:
+                raise ValueError(f"'{key}': {err}") from None
+            if _SECRET_KEY.search(key) and not found:
+                raise ValueError(
+                    f"'{key}' holds a secret: write a reference to it, ${{env:NAME}} or "
+                    "${file:/path} (resolved only where the job runs), not the value"
+                )
+        return value
+
+
 def _default_clusters() -> dict[str, Cluster]:
     return {"local": Cluster()}
 
@@ -112,6 +167,7 @@ class ServiceConfig(_Model):
     tokens: dict[str, str] = Field(default_factory=dict)
     tokens_file: Path | None = None
     clusters: dict[str, Cluster] = Field(default_factory=_default_clusters)
+    kafka_clusters: dict[str, KafkaCluster] = Field(default_factory=dict)
     policy: Policy = Field(default_factory=Policy)
     #: team-wide notifiers: {team: {name: notifier config}}; a spec's own come first
     notifiers: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
@@ -146,9 +202,10 @@ class ServiceConfig(_Model):
                 raise ValueError(f"notifier '{name}' of team '{team}'{where}: {err}") from None
         return checked
 
-    @field_validator("clusters")
+    @field_validator("clusters", "kafka_clusters")
     @classmethod
-    def _standbys(cls, value: dict[str, Cluster]) -> dict[str, Cluster]:
+    def _standbys(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """Each ``standby`` names another cluster of the same list."""
         from workbench.exceptions import did_you_mean
 
         for name, cluster in value.items():
@@ -159,8 +216,8 @@ class ServiceConfig(_Model):
             if cluster.standby not in value:
                 hint = did_you_mean(cluster.standby, value)
                 raise ValueError(
-                    f"cluster '{name}': standby '{cluster.standby}' is not a configured "
-                    f"cluster.{hint}"
+                    f"cluster '{name}': standby '{cluster.standby}' must name another of the "
+                    f"{info.field_name} ({', '.join(sorted(value))}).{hint}"
                 )
         return value
 
@@ -193,6 +250,14 @@ class ServiceConfig(_Model):
         """API tokens ({token: user}) from ``tokens`` and ``tokens_file``."""
         tokens = dict(_read(self.tokens_file)) if self.tokens_file else {}
         return {**tokens, **self.tokens}
+
+    def kafka_cluster(self, name: str) -> KafkaCluster:
+        """The Kafka cluster called ``name`` (:class:`KafkaClusterNotFoundError` if none)."""
+        from workbench.exceptions import KafkaClusterNotFoundError
+
+        if name not in self.kafka_clusters:
+            raise KafkaClusterNotFoundError(name, list(self.kafka_clusters))
+        return self.kafka_clusters[name]
 
     def clusters_for(self, team: str) -> list[str]:
         """The clusters ``team`` may run jobs on."""

@@ -17,7 +17,9 @@ its own process group. The runner:
 5. writes ``heartbeat.json`` every ``heartbeat_s`` and after each micro-batch (state
    STARTING, RUNNING, STOPPING, with :mod:`~workbench.jobs.metrics`) and one
    ``progress.jsonl`` line per micro-batch; with metric alert rules in the spec, one
-   ``alerts.jsonl`` line per micro-batch too (:meth:`Runner.on_rows`);
+   ``alerts.jsonl`` line per micro-batch too (:meth:`Runner.on_rows`), and commits its
+   restart offsets to the group ``workbench-JOB`` (:mod:`~workbench.jobs.group_commits`,
+   for a Kafka failover);
 6. stops after the current micro-batch when ``STOP`` appears or on SIGTERM/SIGINT, and
    writes ``exit.json``: code 0 (stopped) or 1 (failed, with the error in one paragraph,
    as ``workbench run`` prints it; the trace goes to the log).
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import secrets
 from workbench.exceptions import LeaseHeldError, SpecError, WorkbenchError
 from workbench.jobs import metrics
+from workbench.jobs.group_commits import GroupCommits
 from workbench.jobs.lag import BrokerLag
 from workbench.jobs.lease import Lease
 from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
@@ -121,6 +124,7 @@ class Runner:
         self.mask: Callable[[str], str] = lambda text: text
         self.job: StreamingJob | None = None
         self.lag: BrokerLag | None = None
+        self.commits: GroupCommits | None = None  # restart offsets for a Kafka failover
         self._last: BatchReport | None = None
         self._last_at: float | None = None
         self._lock = threading.Lock()
@@ -162,6 +166,8 @@ class Runner:
             totals = self.job.totals if self.job is not None else None
             self.dir.append_progress(metrics.record(report, now, totals))
         self.beat()
+        if self.commits is not None:
+            self.commits.after_batch()
 
     def on_rows(self, batch: DataFrame, batch_id: int) -> None:
         """One ``alerts.jsonl`` line: the metric rules' observations of the batch's rows
@@ -220,6 +226,7 @@ class Runner:
         if self._stop_asked():
             return EXIT_STOPPED
         job = self._start(spec, config, floor)
+        self.commits = GroupCommits(spec, config.checkpoint, config.job, self.say)
         self.state = "RUNNING"
         self.beat()
         self.say(f"run {config.run_id}: dagger '{spec.name}' v{config.version} running")
@@ -285,6 +292,8 @@ class Runner:
             lease.release()
         if self.lag is not None:
             self.lag.close()
+        if self.commits is not None:
+            self.commits.close()
 
     def _paragraph(self, err: BaseException) -> str:
         from workbench.job import JobFailedError

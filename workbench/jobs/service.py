@@ -206,6 +206,21 @@ class JobService(AlertQueries):
             add_event(s, job.id, who.user, "rollback", to=old.number, version=record.number)
             return self._view(s, job)
 
+    def failover(
+        self, who: authz.Principal, ref: int | str, kafka_cluster: str, reason: str = ""
+    ) -> dict:
+        """Move the job's streams to the Kafka cluster ``kafka_cluster`` (a mirror of the
+        one they read): a new version, with a new checkpoint planned from the old one and
+        MirrorMaker 2's offset translations when it first runs (:mod:`workbench.jobs.failover`)."""
+        from workbench.jobs import failover
+
+        self.config.kafka_cluster(kafka_cluster)  # a 404 naming the known ones
+        with self._writing() as s:
+            job = self._acting(s, who, ref, "fail over")
+            failover.fail_over(s, job, self.config, kafka_cluster, who.user, reason or "asked")
+            self._want_running(job)
+            return self._view(s, job)
+
     def stop(self, who: authz.Principal, ref: int | str) -> dict:
         with self._writing() as s:
             job = self._acting(s, who, ref, "stop")

@@ -49,11 +49,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.alerts.alerting import Alerting
-from workbench.jobs import procs, versioning
+from workbench.jobs import failover, kafka_clusters, procs, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
 from workbench.jobs.hosting import Hosts, run_alive
+from workbench.jobs.kafka_watch import KafkaWatch
 from workbench.jobs.reschedule import Rescheduler
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
@@ -78,6 +79,7 @@ class Supervisor:
         self.hosts = Hosts(config.state_dir / "hosts", config.host_command, self._env())
         self.alerting = Alerting(config, db)
         self.rescheduler = Rescheduler(config)
+        self.kafka_watch = KafkaWatch(config, db)  # automatic Kafka failover
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None
@@ -104,6 +106,7 @@ class Supervisor:
         self.hosts.find()
         self.reattach()
         self.alerting.start()
+        self.kafka_watch.start()
         return True
 
     def acquire(self) -> bool:
@@ -127,6 +130,7 @@ class Supervisor:
         if self._thread is not None:
             self._thread.join(timeout=30)
         self.alerting.stop()
+        self.kafka_watch.stop()
         if self._lock is not None:
             self._lock.close()
             self._lock = None
@@ -147,16 +151,11 @@ class Supervisor:
 
     def tick(self) -> None:
         """One pass over every job."""
-        self._guarded(self.rescheduler.tick, self.db, self._kill)  # clusters that are down
+        self._guarded(self.rescheduler.tick, self.db, self._kill)  # Spark clusters that are down
         each_job(self.db, self.reconcile, "supervising")
-        try:
-            self.hosts.tend(self._host_load())
-        except Exception:
-            LOG.exception("tending the shared applications")
-        try:
-            self.alerting.tick()
-        except Exception:
-            LOG.exception("evaluating alerts")
+        self._guarded(lambda: self.hosts.tend(self._host_load()))  # shared applications
+        self._guarded(self.alerting.tick)
+        self._guarded(self.kafka_watch.tick)  # jobs of a Kafka cluster down go to its standby
 
     @staticmethod
     def _guarded(step: Callable[..., Any], *args: Any) -> None:
@@ -309,14 +308,13 @@ class Supervisor:
         run_id = f"{job.id}-{attempt}"
         run_dir = self.runs_dir / run_id
         try:
-            handoff = versioning.plan_handoff(s, version)
+            handoff = failover.plan_handoff(s, version, self.config)
         except Exception as err:  # the old checkpoint cannot be continued
             self._failed(s, job, f"handoff from v{version.continues_from}: {err}", "handoff-failed")
             return
         Path(version.checkpoint).mkdir(parents=True, exist_ok=True)
-        RunDir(run_dir).write_run_config(
-            self._run_config(job, version, run_id, handoff), version.spec_yaml
-        )
+        spec_yaml = kafka_clusters.bind(version.spec_yaml, self.config.kafka_clusters)
+        RunDir(run_dir).write_run_config(self._run_config(job, version, run_id, handoff), spec_yaml)
         pid, host = self._start_run(s, job, run_id, run_dir)
         s.add(Run(
             job_id=job.id, run_id=run_id, version=version.number, attempt=attempt,

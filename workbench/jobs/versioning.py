@@ -67,13 +67,16 @@ def add_version(
     notebook: tuple[str, str] | None = None,
     parity: dict | None = None,
     note: str = "",
+    new_checkpoint: bool = False,
 ) -> Version:
-    """A new version of ``job`` (made current); ``notebook``: (record path, sha256)."""
+    """A new version of ``job`` (made current); ``notebook``: (record path, sha256).
+    ``new_checkpoint``: a new checkpoint even when the query's shape is unchanged (a
+    failover: the old one's offsets belong to another Kafka cluster)."""
     spec = parse_spec(spec_yaml)
     digest = spec_hash(spec)
     previous = version(session, job.id, job.current_version) if job.current_version else None
     number = (previous_number(session, job.id) or 0) + 1
-    if previous is not None and previous.spec_hash == digest:
+    if previous is not None and previous.spec_hash == digest and not new_checkpoint:
         checkpoint, continues = previous.checkpoint, None
     else:
         checkpoint = str(state_dir / "checkpoints" / job.name / f"v{number}")

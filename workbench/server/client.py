@@ -115,6 +115,18 @@ class ServiceClient:
     def me(self) -> dict:
         return self._get("me")
 
+    # -- Kafka clusters ---------------------------------------------------------------
+    def kafka_clusters(self) -> list[dict]:
+        return self._get("kafka-clusters")["kafka_clusters"]
+
+    def failover(self, ref: int | str, kafka_cluster: str, reason: str = "") -> dict:
+        body = {"kafka_cluster": kafka_cluster, "reason": reason}
+        return self._send("POST", _job(ref, "failover"), body)
+
+    def kafka_cluster(self, name: str) -> dict:
+        """One named Kafka cluster and whether it answers now (``reachable``...)."""
+        return self._get(f"kafka-clusters/{quote(name, safe='')}")
+
     # -- alerts -----------------------------------------------------------------------
     def list_alerts(self, team: str | None = None, firing: bool = False) -> list[dict]:
         params: dict[str, Any] = {"firing": 1} if firing else {}

@@ -339,8 +339,8 @@ ROUTES: list[tuple[str, type[ApiHandler]]] = [
 ]
 ROUTE_LIST = (
     "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,rollback,versions,logs,progress,events,"
-    "alerts,move}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me, "
-    "clusters, clusters/NAME"
+    "alerts,move,failover}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me, "
+    "clusters, clusters/NAME, kafka-clusters, kafka-clusters/NAME"
 )
 
 
@@ -369,7 +369,7 @@ def rules(
     return out
 
 
-# routes of their own modules (they use ApiHandler, so they come after it)
-from workbench.server import cluster_routes  # noqa: E402
+# Routes kept in modules of their own (they subclass ApiHandler, so they come last).
+from workbench.server import cluster_routes, kafka_cluster_routes  # noqa: E402
 
-ROUTES += cluster_routes.ROUTES
+ROUTES += cluster_routes.ROUTES + kafka_cluster_routes.ROUTES

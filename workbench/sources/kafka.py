@@ -101,19 +101,24 @@ def reader_options(stream: StreamSpec, bootstrap_servers: str | None = None) -> 
     return options
 
 
+#: A start time later than every record of a partition starts it at its end (new records),
+#: rather than failing the query (Spark's default): a failover from a time relies on it.
+BY_TIMESTAMP = {"startingOffsetsByTimestampStrategy": "latest"}
+
+
 def _starting(value: Any) -> dict[str, str]:
     import json
 
     if isinstance(value, dict):
         return {"startingOffsets": json.dumps(value)}
     if isinstance(value, int):
-        return {"startingTimestamp": str(value)}
+        return {"startingTimestamp": str(value), **BY_TIMESTAMP}
     if value in ("earliest", "latest"):
         return {"startingOffsets": value}
     moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))  # spec-checked
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return {"startingTimestamp": str(int(moment.timestamp() * 1000))}
+    return {"startingTimestamp": str(int(moment.timestamp() * 1000)), **BY_TIMESTAMP}
 
 
 def decoded_records(

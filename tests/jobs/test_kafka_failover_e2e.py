@@ -1,0 +1,104 @@
+"""Kafka failover end to end, with real processes: ``workbench serve`` runs the surge
+dagger on cluster ``primary`` (a broker of ``kafka_mirror``), MirrorMaker 2 copies its
+topic and the job's consumer group to ``standby``; the primary is SIGKILLed mid-stream,
+the supervisor fails the job over by itself, the job continues on the standby (where the
+producers moved too), and InfluxDB holds every window once, equal to an independent
+computation over every event."""
+
+from __future__ import annotations
+
+import uuid
+
+from geo_reference import surge_windows
+from polling import wait_for
+from service_process import Service
+from streaming import Bookings, closed, influx_v1_rows, influx_v1_sink, surge_spec
+
+from workbench import mm2_checkpoints
+from workbench.infra.kafka import create_topics, list_topics
+
+POLICY = {
+    "backoff_s": 1, "backoff_max_s": 4, "max_failures": 5, "healthy_after_s": 20,
+    "stop_grace_s": 10, "kill_grace_s": 5,
+}  # fmt: skip
+
+
+def batches(job: dict) -> int:
+    return int((job.get("metrics") or {}).get("batches") or 0)
+
+
+def ended_offsets(bootstrap: str, topic: str) -> int:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "e2e-ends"})
+    try:
+        parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        return sum(
+            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts
+        )
+    finally:
+        consumer.close()
+
+
+def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
+    kafka_mirror, influxdb_v1, tmp_path
+):
+    primary, standby = kafka_mirror.primary, kafka_mirror.standby
+    topic, name = f"mirrored-{uuid.uuid4().hex[:8]}", f"surge-fo-{uuid.uuid4().hex[:4]}"
+    create_topics(primary.bootstrap, {topic: 3})
+    wait_for(lambda: topic in list_topics(standby.bootstrap), 60, "the topic on the standby")
+    clusters = {
+        "primary": {
+            "bootstrap_servers": primary.bootstrap, "standby": "standby", "failover_after_s": 4,
+        },
+        "standby": {"bootstrap_servers": standby.bootstrap},
+    }  # fmt: skip
+    service = Service(
+        tmp_path / "state", tmp_path / "home", config={"kafka_clusters": clusters, "policy": POLICY}
+    ).start()
+    influx = influx_v1_sink(influxdb_v1)
+    options = {"cluster": "primary", "max_offsets_per_trigger": 800}
+    spec = surge_spec(primary.bootstrap, topic, tmp_path, [influx], options, name=name)
+    bookings = Bookings(primary.bootstrap, topic, seed=17)
+    group = f"workbench-{name}"
+    try:
+        bookings.send(2400)
+        body = {"name": name, "team": "pricing", "spec_yaml": spec.to_yaml()}
+        assert service.api("alice", "POST", "/jobs", body).status_code == 201
+        service.wait_for(name, lambda j: batches(j) >= 3, 240, "batches")
+        bookings.send(1200)
+        service.wait_for(name, lambda j: batches(j) >= 5, 120, "more batches")
+        sent = ended_offsets(primary.bootstrap, topic)
+        wait_for(lambda: ended_offsets(standby.bootstrap, topic) == sent, 60, "MM2 caught up")
+        wait_for(
+            lambda: mm2_checkpoints.read(standby.bootstrap, "primary", group), 60, "translations"
+        )
+
+        before = influx_v1_rows(influxdb_v1, influx)  # the windows closed on the primary
+        primary.kill()  # mid-stream: the supervisor notices in failover_after_s
+        job = service.wait_for(
+            name, lambda j: j["version"] == 2 and (j["run"] or {}).get("version") == 2, 180,
+            "the failover version running",
+        )  # fmt: skip
+        failed_over = [e for e in service.get(f"/jobs/{name}/events")["events"]
+                       if e["action"] == "failed over"]  # fmt: skip
+        assert [e["actor"] for e in failed_over] == ["supervisor"]
+        bookings.bootstrap = standby.bootstrap  # the producers moved to the mirror too
+        bookings.send(2400)  # a minute more: the window open at the kill closes
+        events = bookings.events
+        expected = closed(surge_windows(events), events)
+        after = {key[2] for key in expected} - {key[2] for key in before}
+        assert after, "no window closes after the failover: send more events"
+        service.wait_for(
+            name, lambda j: len(influx_v1_rows(influxdb_v1, influx)) >= len(expected), 240,
+            "every closed window in InfluxDB",
+        )  # fmt: skip
+        assert job["status"] in ("STARTING", "RUNNING")
+        assert len(expected) > 120
+        assert influx_v1_rows(influxdb_v1, influx) == expected
+    finally:
+        try:
+            service.stop_all()
+        finally:
+            service.stop()
+            primary.start()

@@ -1,5 +1,6 @@
 """Cluster throughput: the surge dagger on ``local[2]`` against a Spark standalone cluster
-with 1 and with 2 workers, the same 2 cores in total, as ratios in one run.
+with 1 and with 2 workers, the same 2 cores in total, and on ``local[1]`` (the per-core
+figure of docs/capacity.md), as ratios in one run.
 
 One run starts its own Kafka broker (free ports, a temporary folder, stopped at the end)
 and pre-loads ``--events`` seeded BookingLogMessage records into a 4-partition topic, as
@@ -10,6 +11,7 @@ maxOffsetsPerTrigger and shuffle partitions) once untimed over a warm-up topic, 
 ``--repeat`` times over the topic; the best run counts:
 
   local[2]        the driver runs the tasks itself, 2 threads
+  local[1]        the same on 1 thread: events/s per core, driver included
   standalone 1x2  a master and 1 worker of 2 cores (one executor of 2 cores)
   standalone 2x1  a master and 2 workers of 1 core (two executors of 1 core)
 
@@ -40,7 +42,12 @@ import streaming_throughput as st
 
 SEED = 42
 #: (label, workers, cores each); 0 workers: local[2]
-SETTINGS = (("local[2]", 0, 2), ("standalone 1x2", 1, 2), ("standalone 2x1", 2, 1))
+SETTINGS = (
+    ("local[2]", 0, 2),
+    ("local[1]", 0, 1),
+    ("standalone 1x2", 1, 2),
+    ("standalone 2x1", 2, 1),
+)
 EXECUTOR_MEMORY = "1g"
 
 
@@ -102,9 +109,12 @@ def run(args: argparse.Namespace) -> bool:
             f"{args.shuffle_partitions}, maxOffsetsPerTrigger {args.max_offsets:,}, "
             f"AvailableNow, best of {args.repeat} after a warm-up on {args.warmup_events:,}"
         )
+        chosen = {"local[2]", *args.settings.split(",")}
         for label, workers, cores in SETTINGS:
+            if label not in chosen:
+                continue
             if not workers:
-                measured[label] = measure_setting(args, "local[2]", topics)
+                measured[label] = measure_setting(args, f"local[{cores}]", topics)
                 continue
             state = Path(tempfile.mkdtemp(prefix="bench-spark-"))
             cluster = SparkCluster(state, workers=workers, cores=cores, memory=EXECUTOR_MEMORY)
@@ -139,6 +149,10 @@ def main() -> None:
     parser.add_argument("--max-offsets", type=int, default=250_000, help="maxOffsetsPerTrigger")
     parser.add_argument("--shuffle-partitions", type=int, default=4, help="shuffle partitions")
     parser.add_argument("--repeat", type=int, default=2, help="timed runs of each setting")
+    parser.add_argument(
+        "--settings", default=",".join(label for label, _, _ in SETTINGS),
+        help="which settings to run, comma-separated (local[2] always runs: the baseline)",
+    )  # fmt: skip
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     for hidden in ("--master", "--bootstrap", "--topic", "--warmup"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)

@@ -59,9 +59,15 @@ export function kafkaFacts(cluster: KafkaCluster): string {
   return `${cluster.bootstrap_servers}${standby}`;
 }
 
-/** The Spark clusters `job` may move to: the others its team may use. */
-export function moveTargets(clusters: SparkCluster[], job: Pick<Job, 'cluster' | 'team'>): SparkCluster[] {
-  return clusters.filter(c => c.name !== job.cluster && (c.teams === null || c.teams.includes(job.team)));
+/** The Spark clusters `job` may move to: the others its team may use (an admin's: all others). */
+export function moveTargets(
+  clusters: SparkCluster[],
+  job: Pick<Job, 'cluster' | 'team'>,
+  admin = false
+): SparkCluster[] {
+  return clusters.filter(
+    c => c.name !== job.cluster && (admin || c.teams === null || c.teams.includes(job.team))
+  );
 }
 
 /** The Kafka clusters offered for a failover: a standby of another first. */

@@ -23,6 +23,8 @@ export class JobDetails extends Widget {
   private versions: Version[] = [];
   private spark: SparkCluster[] = [];
   private kafka: KafkaCluster[] = [];
+  private admin = false;
+  private asked: Promise<boolean> | null = null; // whether the caller is an admin, asked once
 
   constructor(
     private api: WorkbenchAPI,
@@ -86,6 +88,11 @@ export class JobDetails extends Widget {
         this.api.kafkaClusters().catch(() => [] as KafkaCluster[])
       ]);
       this.job = job;
+      this.asked ??= this.api.me().then(
+        me => me.admin,
+        () => false
+      );
+      this.admin = await this.asked;
       this.spark = spark;
       this.kafka = kafka;
       this.versions = versions;
@@ -117,7 +124,11 @@ export class JobDetails extends Widget {
       <button class="dw-button" data-act="move" title="Run the job on another Spark cluster">Move to cluster…</button>
       <button class="dw-button" data-act="failover" title="Read the job's streams from another Kafka cluster">Fail over Kafka…</button>
       <button class="dw-button" data-act="refresh">Refresh</button>`;
-    (head.querySelector('[data-act="move"]') as HTMLElement).hidden = !moveTargets(this.spark, job).length;
+    (head.querySelector('[data-act="move"]') as HTMLElement).hidden = !moveTargets(
+      this.spark,
+      job,
+      this.admin
+    ).length;
     (head.querySelector('[data-act="failover"]') as HTMLElement).hidden = !this.kafka.length;
     head.querySelector('h2')!.textContent = job.name;
     const badge = head.querySelector('.dw-badge')!;
@@ -266,7 +277,7 @@ export class JobDetails extends Widget {
   }
 
   private async move(job: Job): Promise<void> {
-    const cluster = await chooseMoveTarget(job, moveTargets(this.spark, job));
+    const cluster = await chooseMoveTarget(job, moveTargets(this.spark, job, this.admin));
     if (cluster) {
       await this.guard(`Could not move ${job.name}`, () => this.api.move(job.id, cluster));
     }

@@ -76,6 +76,11 @@ describe('where a job may go', () => {
       'shared'
     ]);
     expect(moveTargets([sparkCluster()], job({ cluster: 'local' }))).toEqual([]);
+    expect(names(moveTargets(clusters, job({ cluster: 'local' }), true))).toEqual([
+      'local-b',
+      'supply-only',
+      'shared'
+    ]);
   });
 
   it('fails over to a standby first', () => {

@@ -381,10 +381,10 @@ class Row {
         <a class="dw-job-name" href="#" data-action="details" data-cell="name" title="Job details"></a>
         <span class="dw-alerts" data-cell="alerts" title="Alerts firing"></span>
         <span class="dw-team" data-cell="team"></span>
-        <span class="dw-job-cluster" data-cell="cluster" title="Spark cluster"></span>
       </div>
       <div class="dw-job-line dw-metrics">
         <span data-cell="rates" title="Input / processed rows per second in the last micro-batch"></span>
+        <span class="dw-job-cluster" data-cell="cluster" title="Spark cluster"></span>
         <span data-cell="behind" title="Kafka offsets behind the latest"></span>
         <svg class="dw-spark" width="60" height="16" viewBox="0 0 80 18" preserveAspectRatio="none" aria-label="Input rate, last batches"><polyline fill="none" stroke-width="1.2"></polyline></svg>
       </div>

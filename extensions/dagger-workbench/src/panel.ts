@@ -384,7 +384,6 @@ class Row {
       </div>
       <div class="dw-job-line dw-metrics">
         <span data-cell="rates" title="Input / processed rows per second in the last micro-batch"></span>
-        <span class="dw-job-cluster" data-cell="cluster" title="Spark cluster"></span>
         <span data-cell="behind" title="Kafka offsets behind the latest"></span>
         <svg class="dw-spark" width="60" height="16" viewBox="0 0 80 18" preserveAspectRatio="none" aria-label="Input rate, last batches"><polyline fill="none" stroke-width="1.2"></polyline></svg>
       </div>
@@ -395,6 +394,7 @@ class Row {
         <button class="dw-button" data-action="logs" title="Follow the job's log">Log</button>
         <button class="dw-button" data-action="health" title="The job's health page">Health</button>
         <button class="dw-button" data-action="notebook" title="Open the notebook this version came from">Notebook</button>
+        <span class="dw-job-cluster" data-cell="cluster" title="Spark cluster"></span>
       </div>
       <div class="dw-error" data-cell="error" hidden></div>`;
     for (const cell of this.node.querySelectorAll<HTMLElement>('[data-cell]')) {

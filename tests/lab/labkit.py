@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from servekit import TOKENS, write_state
 from test_extension import Jupyter, start_jupyter
 
@@ -34,17 +35,22 @@ def labextensions(folder: Path) -> Path:
     return folder
 
 
-def start_lab(tmp: Path, *options: str) -> Jupyter:
+def start_lab(tmp: Path, *options: str, service: dict | None = None) -> Jupyter:
     """JupyterLab under ``/user/alice/`` whose users log in with their token as an
     ``Authorization`` header (the page config carries no token of its own). JupyterLab's
-    news are off (they would ask the user, over the panel)."""
+    news are off (they would ask the user, over the panel). ``service``: more keys of the
+    job service's config (``clusters``, ``kafka_clusters``...)."""
     news = tmp / "jupyter-config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
     news.mkdir(parents=True)
     (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     users = [f"--TokenUsers.users={token}={user}" for user, token in TOKENS.items()]
+    state = write_state(tmp / "state")
+    if service:
+        config = state / "service.yaml"
+        config.write_text(yaml.safe_dump({**yaml.safe_load(config.read_text()), **service}))
     return start_jupyter(
         tmp,
-        write_state(tmp / "state"),
+        state,
         "--ServerApp.identity_provider_class=token_users.TokenUsers",
         "--TokenUsers.token=",
         f"--LabApp.extra_labextensions_path={labextensions(tmp / 'labextensions')}",

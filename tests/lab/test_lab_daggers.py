@@ -1,6 +1,8 @@
 """The lab extension in a real JupyterLab and Chromium: promote a notebook from its
 toolbar (or the command palette), watch the job run in the daggers panel, follow its log,
 open its details, restart and stop it from the panel;
+the panel's Clusters section (two Spark clusters, a Kafka cluster up and one down) and a
+job moved to the other Spark cluster from its details;
 another team's user does not see it; 200 jobs refresh within budget; an unreachable
 service is said so. No JS errors, no request leaves the machine; screenshots go to
 ``artifacts/lab/``."""
@@ -32,10 +34,26 @@ PANEL_PLUGIN = "@dagger-workbench/lab:daggers"
 JOBS_URL = re.compile(r"workbench/api/jobs(\?|$)")
 
 
+#: the job service's Spark clusters in these tests: two of local mode (no standalone master)
+SPARK_CLUSTERS = {
+    "local": {"master": "local[2]", "description": "the default"},
+    "local-b": {"master": "local[1]", "description": "the other one"},
+}
+
+
+def kafka_clusters(bootstrap: str) -> dict:
+    """The test broker, and its mirror that is down (nothing listens on port 1)."""
+    return {
+        "events": {"bootstrap_servers": bootstrap, "standby": "events-dr"},
+        "events-dr": {"bootstrap_servers": "127.0.0.1:1", "description": "no broker"},
+    }
+
+
 @pytest.fixture(scope="module")
-def lab(workbench_kernel, tmp_path_factory):
+def lab(workbench_kernel, kafka_broker, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lab")
-    server = start_lab(tmp)
+    config = {"clusters": SPARK_CLUSTERS, "kafka_clusters": kafka_clusters(kafka_broker.bootstrap)}
+    server = start_lab(tmp, service=config)
     server.root = tmp
     yield server
     server.call("POST", "jobs/lab-hotspots/stop", as_user("root")["Authorization"][6:])
@@ -231,6 +249,71 @@ def diff_and_roll_back(page, lab) -> None:
     page.click(".jp-Dialog .jp-mod-accept")
     page.wait_for_selector(".dw-versions tbody tr[data-version='3']:has-text('current')")
     assert lab.call("GET", "jobs/lab-hotspots", "alice-token").json()["version"] == 3
+
+
+def test_the_clusters_section_and_a_move_to_the_other_cluster(lab, chromium, kafka_broker):
+    """Both Spark clusters (local mode: not probed) and both Kafka clusters (the broker up,
+    its mirror down) in the panel's Clusters section; a running job's row names its
+    cluster, and "Move to cluster…" in its details moves it to local-b, where it runs again."""
+    topic = f"lab-move-{uuid.uuid4().hex[:8]}"
+    demo_events(kafka_broker.bootstrap, "bookings", topic=topic, events=200, seed=13, start=START)
+    spec = surge_spec(kafka_broker.bootstrap, topic, lab.root / "lab-moving", [{"type": "log"}],
+                      name="lab-moving")  # fmt: skip
+    body = {"name": spec.name, "team": "pricing", "spec_yaml": spec.to_yaml()}
+    assert lab.call("POST", "jobs", "alice-token", body).status_code == 201
+    try:
+        page = open_lab(chromium, lab, "alice", workspace="alice-clusters")
+        show_panel(page)
+        line = "#dagger-workbench-panel .dw-cluster[data-kind='{}'][data-name='{}']"
+        page.wait_for_selector(line.format("kafka", "events") + "[data-reach='up']", timeout=30_000)
+        page.wait_for_selector(line.format("kafka", "events-dr") + "[data-reach='down']")
+        assert "standby events-dr" in page.inner_text(line.format("kafka", "events"))
+        assert "127.0.0.1:1" in page.inner_text(line.format("kafka", "events-dr"))
+        for name, master in [("local", "local[2]"), ("local-b", "local[1]")]:
+            assert page.get_attribute(line.format("spark", name), "data-reach") == "unknown"
+            assert master in page.inner_text(line.format("spark", name))
+        row = ROW.format("lab-moving")
+        page.wait_for_selector(
+            f"{row}[data-status='RUNNING'][data-cluster='local']", timeout=180_000
+        )
+        assert page.inner_text(f"{row} .dw-job-cluster") == "local"
+        first = lab.call("GET", "jobs/lab-moving", "alice-token").json()["run"]["id"]
+
+        page.click(f"{row} .dw-job-name")
+        page.wait_for_selector(".dw-details h2:has-text('lab-moving')")
+        choices = ".dw-cluster-form input[name='cluster']"
+        page.click(".dw-details [data-act='failover']")  # offered: a standby first; cancelled
+        assert page.eval_on_selector_all(choices, "els => els.map(e => e.value)") == [
+            "events-dr", "events",
+        ]  # fmt: skip
+        shoot(page, "failover-kafka.png", ".jp-Dialog-content")
+        page.click(".jp-Dialog .jp-mod-reject")
+        page.click(".dw-details [data-act='move']")
+        assert page.eval_on_selector_all(choices, "els => els.map(e => e.value)") == ["local-b"]
+        shoot(page, "move-to-cluster.png")
+        page.click(".jp-Dialog .jp-mod-accept")
+        page.wait_for_selector(".jp-Dialog:has-text('Move lab-moving to local-b?')")
+        page.click(".jp-Dialog .jp-mod-accept")
+        page.wait_for_selector(".dw-details .dw-head-facts:has-text('cluster local-b')")
+
+        def moved() -> bool:
+            job = lab.call("GET", "jobs/lab-moving", "alice-token").json()
+            run = (job["run"] or {}).get("id")
+            return job["status"] == "RUNNING" and job["cluster"] == "local-b" and run != first
+
+        until(page, moved, 180, "lab-moving RUNNING again, on local-b")
+        page.wait_for_selector(f"{row}[data-status='RUNNING'][data-cluster='local-b']")
+        page.wait_for_selector(f"{line.format('spark', 'local-b')}:has-text('1 job')")
+        events = lab.call("GET", "jobs/lab-moving/events", "alice-token").json()["events"]
+        assert [(e["actor"], e["detail"]["to"]) for e in events if e["action"] == "moved"] == [
+            ("alice", "local-b")
+        ]
+        page.click(".dw-details [data-act='refresh']")  # its head as the panel's row
+        page.wait_for_selector(".dw-details-head .dw-badge:text-is('RUNNING')")
+        shoot(page, "daggers-clusters.png")
+        assert_clean(page)
+    finally:
+        lab.call("POST", "jobs/lab-moving/stop", "root-token")
 
 
 def test_a_failed_parity_check_shows_its_rows_in_the_dialog(lab, chromium, kafka_broker):

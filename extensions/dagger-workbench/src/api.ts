@@ -6,7 +6,18 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { Alert, Job, Me, Progress, Promotion, Version, WorkbenchEvent } from './types';
+import {
+  Alert,
+  Job,
+  KafkaCluster,
+  KafkaProbe,
+  Me,
+  Progress,
+  Promotion,
+  SparkCluster,
+  Version,
+  WorkbenchEvent
+} from './types';
 
 /** The API's path under the server's base URL. */
 export const API_PATH = 'workbench/api';
@@ -150,6 +161,31 @@ export class WorkbenchAPI {
   logs(ref: string | number, offset: number, run?: string, limit?: number): Promise<LogChunk> {
     const path = `jobs/${encodeURIComponent(String(ref))}/logs`;
     return this.request<LogChunk>(path, {}, { offset, run, limit });
+  }
+
+  /** The Spark clusters the caller's teams may use (admins: all). */
+  async clusters(): Promise<SparkCluster[]> {
+    return (await this.request<{ clusters: SparkCluster[] }>('clusters')).clusters;
+  }
+
+  /** The job stops and starts again on Spark cluster `cluster`, from its checkpoint. */
+  move(ref: string | number, cluster: string): Promise<Job> {
+    return this.post<Job>(`jobs/${encodeURIComponent(String(ref))}/move`, { cluster });
+  }
+
+  async kafkaClusters(): Promise<KafkaCluster[]> {
+    return (await this.request<{ kafka_clusters: KafkaCluster[] }>('kafka-clusters')).kafka_clusters;
+  }
+
+  /** A Kafka cluster and whether it answers now (the service asks it: up to a few seconds). */
+  kafkaCluster(name: string): Promise<KafkaProbe> {
+    return this.request<KafkaProbe>(`kafka-clusters/${encodeURIComponent(name)}`);
+  }
+
+  /** The job's streams move to Kafka cluster `kafkaCluster` (a mirror): a new version. */
+  failover(ref: string | number, kafkaCluster: string, reason = ''): Promise<Job> {
+    const body = reason ? { kafka_cluster: kafkaCluster, reason } : { kafka_cluster: kafkaCluster };
+    return this.post<Job>(`jobs/${encodeURIComponent(String(ref))}/failover`, body);
   }
 
   promote(request: PromoteRequest): Promise<Promotion> {

@@ -1,14 +1,17 @@
 /**
  * A job's details in the main area (refreshed every `refreshSeconds` while shown): its state, versions (a SQL diff between any two,
  * open a version's notebook to edit it, roll back), events (who did what) and alerts
- * (each can be silenced).
+ * (each can be silenced). Its actions: move to another Spark cluster, fail its Kafka
+ * streams over to another Kafka cluster (each shown only when there is somewhere to go).
  */
 import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { WorkbenchAPI } from './api';
+import { chooseFailover, chooseMoveTarget } from './clusterDialogs';
+import { failoverTargets, moveTargets } from './clusterFormat';
 import { compact, diffLines, sqlOf, statusClass, utc } from './format';
-import { Alert, Job, Version } from './types';
+import { Alert, Job, KafkaCluster, SparkCluster, Version } from './types';
 
 export interface DetailsActions {
   openNotebook(job: Job, version: number): void;
@@ -18,6 +21,10 @@ export interface DetailsActions {
 export class JobDetails extends Widget {
   private job: Job | null = null;
   private versions: Version[] = [];
+  private spark: SparkCluster[] = [];
+  private kafka: KafkaCluster[] = [];
+  private admin = false;
+  private asked: Promise<boolean> | null = null; // whether the caller is an admin, asked once
 
   constructor(
     private api: WorkbenchAPI,
@@ -70,14 +77,24 @@ export class JobDetails extends Widget {
 
   async refresh(): Promise<void> {
     try {
-      const [job, versions, events, alerts, current] = await Promise.all([
+      const [job, versions, events, alerts, current, spark, kafka] = await Promise.all([
         this.api.job(this.ref),
         this.api.versions(this.ref),
         this.api.events(this.ref, 100),
         this.api.jobAlerts(this.ref, 100),
-        this.api.alerts()
+        this.api.alerts(),
+        // the actions' choices: none (their buttons hidden) if the service has no such routes
+        this.api.clusters().catch(() => [] as SparkCluster[]),
+        this.api.kafkaClusters().catch(() => [] as KafkaCluster[])
       ]);
       this.job = job;
+      this.asked ??= this.api.me().then(
+        me => me.admin,
+        () => false
+      );
+      this.admin = await this.asked;
+      this.spark = spark;
+      this.kafka = kafka;
       this.versions = versions;
       this.title.label = `${job.name} (dagger)`;
       this.renderHead(job);
@@ -104,7 +121,15 @@ export class JobDetails extends Widget {
     const head = this.node.querySelector('.dw-details-head')!;
     head.innerHTML = `<h2></h2><span class="dw-badge"></span><span class="dw-head-facts"></span>
       <button class="dw-button" data-act="logs">Logs</button>
+      <button class="dw-button" data-act="move" title="Run the job on another Spark cluster">Move to cluster…</button>
+      <button class="dw-button" data-act="failover" title="Read the job's streams from another Kafka cluster">Fail over Kafka…</button>
       <button class="dw-button" data-act="refresh">Refresh</button>`;
+    (head.querySelector('[data-act="move"]') as HTMLElement).hidden = !moveTargets(
+      this.spark,
+      job,
+      this.admin
+    ).length;
+    (head.querySelector('[data-act="failover"]') as HTMLElement).hidden = !this.kafka.length;
     head.querySelector('h2')!.textContent = job.name;
     const badge = head.querySelector('.dw-badge')!;
     badge.textContent = job.status;
@@ -223,6 +248,12 @@ export class JobDetails extends Widget {
     if (act === 'logs') {
       return this.actions.openLogs(job);
     }
+    if (act === 'move') {
+      return this.move(job);
+    }
+    if (act === 'failover') {
+      return this.failover(job);
+    }
     if (act === 'notebook' && row) {
       return this.actions.openNotebook(job, Number(row.dataset.version));
     }
@@ -242,6 +273,22 @@ export class JobDetails extends Widget {
     });
     if (answer.button.accept) {
       await this.guard(`Could not roll back ${job.name}`, () => this.api.rollback(job.id, version));
+    }
+  }
+
+  private async move(job: Job): Promise<void> {
+    const cluster = await chooseMoveTarget(job, moveTargets(this.spark, job, this.admin));
+    if (cluster) {
+      await this.guard(`Could not move ${job.name}`, () => this.api.move(job.id, cluster));
+    }
+  }
+
+  private async failover(job: Job): Promise<void> {
+    const chosen = await chooseFailover(job, failoverTargets(this.kafka));
+    if (chosen) {
+      await this.guard(`Could not fail over ${job.name}`, () =>
+        this.api.failover(job.id, chosen.cluster, chosen.reason)
+      );
     }
   }
 

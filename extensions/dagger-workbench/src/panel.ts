@@ -7,12 +7,15 @@
  * each running job is seeded once per run from `jobs/JOB/progress` (a few requests at a
  * time) and then grows by one point per new micro-batch the jobs list reports. When the
  * service does not answer the panel says so and keeps the last rows, greyed.
- * `data-refresh-ms` / `data-render-ms` on the panel's node give the last refresh's times.
+ * `data-refresh-ms` / `data-render-ms` on the panel's node give the last refresh's times
+ * (of the jobs: the clusters section below them refreshes alongside, see `clustersSection`).
  */
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { ServiceError, WorkbenchAPI } from './api';
+import { clusterOf } from './clusterFormat';
+import { ClustersSection } from './clustersSection';
 import { byTeam, canAct, compact, RateSeries, sparkPoints, statusClass } from './format';
 import { Job, Me } from './types';
 
@@ -30,6 +33,8 @@ export interface PanelOptions {
   refreshSeconds?: number;
   confirmActions?: boolean;
   sparklinePoints?: number;
+  /** seconds between two probes of one Kafka cluster (the clusters section) */
+  kafkaProbeSeconds?: number;
 }
 
 type Action = 'stop' | 'start' | 'restart';
@@ -51,6 +56,8 @@ export class DaggersPanel extends Widget {
   private filter: HTMLSelectElement;
   private summary: HTMLElement;
   private refreshing: Promise<void> | null = null;
+  /** the "Clusters" section below the jobs */
+  readonly clusters: ClustersSection;
   private seconds: number;
   confirmActions: boolean;
   sparklineSize: number;
@@ -84,6 +91,11 @@ export class DaggersPanel extends Widget {
     });
     this.node.querySelector('.dw-refresh')!.addEventListener('click', () => void this.refresh());
     this.list.addEventListener('click', event => this.onClick(event));
+    this.clusters = new ClustersSection(this.api, {
+      probeSeconds: options.kafkaProbeSeconds,
+      onOpen: () => void this.clusters.refresh()
+    });
+    this.node.appendChild(this.clusters.node);
   }
 
   /** Seconds between refreshes (0: only on demand). A change takes effect at once: the
@@ -148,6 +160,7 @@ export class DaggersPanel extends Widget {
 
   private async doRefresh(): Promise<void> {
     const t0 = performance.now();
+    const clusters = this.clusters.refresh();
     try {
       if (!this.me) {
         this.me = await this.api.me();
@@ -157,6 +170,7 @@ export class DaggersPanel extends Widget {
       this.showError(null);
     } catch (err) {
       this.showError(err);
+      await clusters;
       return;
     }
     const t1 = performance.now();
@@ -165,6 +179,7 @@ export class DaggersPanel extends Widget {
     this.node.dataset.refreshMs = (t2 - t0).toFixed(1);
     this.node.dataset.renderMs = (t2 - t1).toFixed(1);
     this.seedSparklines();
+    await clusters;
   }
 
   private showError(err: unknown): void {
@@ -379,6 +394,7 @@ class Row {
         <button class="dw-button" data-action="logs" title="Follow the job's log">Log</button>
         <button class="dw-button" data-action="health" title="The job's health page">Health</button>
         <button class="dw-button" data-action="notebook" title="Open the notebook this version came from">Notebook</button>
+        <span class="dw-job-cluster" data-cell="cluster" title="Spark cluster"></span>
       </div>
       <div class="dw-error" data-cell="error" hidden></div>`;
     for (const cell of this.node.querySelectorAll<HTMLElement>('[data-cell]')) {
@@ -393,6 +409,7 @@ class Row {
     this.set('name', job.name);
     this.set('status', job.status);
     this.set('team', admin ? job.team : '');
+    this.set('cluster', clusterOf(job));
     this.set('alerts', job.alerts_firing ? `\u{1F514} ${job.alerts_firing}` : '');
     this.set(
       'rates',
@@ -414,6 +431,7 @@ class Row {
     }
     this.node.dataset.status = job.status;
     this.node.dataset.name = job.name;
+    this.node.dataset.cluster = clusterOf(job);
     this.spark(rates);
   }
 

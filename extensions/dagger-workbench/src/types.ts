@@ -94,3 +94,39 @@ export interface Promotion {
   diff: string | null;
   job: Job | null;
 }
+
+/** A named Spark cluster (`GET clusters`): those the caller's teams may use. */
+export interface SparkCluster {
+  name: string;
+  master: string;
+  teams: string[] | null;
+  jobs_per_app: number;
+  resources: Record<string, unknown>;
+  standby: string | null;
+  unreachable_after_s: number;
+  description: string;
+  conf: Record<string, string>;
+  /** whether the master accepts connections now; null: not probed (`local[N]`, `yarn`) */
+  answering: boolean | null;
+  /** the caller's jobs on it */
+  jobs: number;
+}
+
+/** A named Kafka cluster (`GET kafka-clusters`). */
+export interface KafkaCluster {
+  name: string;
+  bootstrap_servers: string;
+  security: Record<string, string>;
+  standby: string | null;
+  failover_after_s: number;
+  description: string;
+}
+
+/** Whether a Kafka cluster answers now (`GET kafka-clusters/NAME`). */
+export interface KafkaProbe extends KafkaCluster {
+  reachable: boolean;
+  cluster_id: string | null;
+  brokers: number;
+  error: string | null;
+  jobs: { job: string; team: string; tables: string[] }[];
+}

@@ -2,14 +2,17 @@ import { Widget } from '@lumino/widgets';
 
 import { ServiceError, WorkbenchAPI } from '../src/api';
 import { DaggersPanel } from '../src/panel';
-import { Job, Me, Progress } from '../src/types';
-import { job } from './jobs';
+import { Job, KafkaCluster, KafkaProbe, Me, Progress, SparkCluster } from '../src/types';
+import { job, kafkaCluster, kafkaProbe, sparkCluster } from './jobs';
 
-/** The API's answers, set by each test (the panel only reads me, jobs and progress). */
+/** The API's answers, set by each test (the panel reads me, jobs, progress and clusters). */
 class Answers {
   me: Me = { user: 'root', teams: [], admin: true };
   jobs: Job[] | ServiceError = [];
   progress = new Map<number, Progress[]>();
+  clusters: SparkCluster[] = [sparkCluster()];
+  kafka: KafkaCluster[] = [];
+  probes = new Map<string, KafkaProbe>();
 }
 
 function apiOf(answers: Answers): WorkbenchAPI {
@@ -22,6 +25,9 @@ function apiOf(answers: Answers): WorkbenchAPI {
     return answers.jobs;
   };
   api.progress = async (ref: string | number) => answers.progress.get(Number(ref)) ?? [];
+  api.clusters = async () => answers.clusters;
+  api.kafkaClusters = async () => answers.kafka;
+  api.kafkaCluster = async (name: string) => answers.probes.get(name)!;
   return api;
 }
 
@@ -129,5 +135,44 @@ describe('DaggersPanel', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it("lists the clusters below the jobs, and each job's cluster", async () => {
+    const answers = new Answers();
+    answers.jobs = [numbered(1, { cluster: 'local-b' })];
+    answers.clusters = [
+      sparkCluster({ answering: true, master: 'spark://m:7077', standby: 'local-b' }),
+      sparkCluster({ name: 'local-b', master: 'local[1]', jobs: 1 })
+    ];
+    answers.kafka = [kafkaCluster({ standby: 'dr' }), kafkaCluster({ name: 'dr', bootstrap_servers: 'x:1' })];
+    answers.probes.set('main', kafkaProbe());
+    answers.probes.set('dr', kafkaProbe({ name: 'dr', reachable: false, error: 'no brokers' }));
+    const panel = panelOf(answers);
+    const asked = jest.spyOn(panel.api, 'kafkaCluster');
+    await panel.refresh();
+    await new Promise(resolve => setTimeout(resolve, 0)); // the probes' answers
+    const line = (kind: string, name: string) =>
+      panel.node.querySelector(`.dw-cluster[data-kind="${kind}"][data-name="${name}"]`) as HTMLElement;
+    expect(line('spark', 'local').dataset.reach).toBe('up');
+    expect(line('spark', 'local').textContent).toContain(
+      'spark://m:7077 \u00b7 0 jobs \u00b7 standby local-b'
+    );
+    expect(line('spark', 'local-b').dataset.reach).toBe('unknown');
+    expect(line('kafka', 'main').dataset.reach).toBe('up');
+    expect(line('kafka', 'dr').dataset.reach).toBe('down');
+    expect((line('kafka', 'dr').querySelector('.dw-dot') as HTMLElement).title).toBe(
+      'Unreachable: no brokers'
+    );
+    const row = panel.node.querySelector('.dw-job[data-name="dagger-1"]') as HTMLElement;
+    expect(row.dataset.cluster).toBe('local-b');
+    expect(row.querySelector('[data-cell="cluster"]')!.textContent).toBe('local-b');
+
+    await panel.refresh(); // the Kafka clusters were asked just now: not again
+    expect(asked).toHaveBeenCalledTimes(2);
+    const closed = jest.spyOn(panel.api, 'clusters');
+    panel.clusters.node.open = false;
+    await panel.refresh();
+    expect(closed).not.toHaveBeenCalled();
+    panel.dispose();
   });
 });

@@ -58,6 +58,7 @@ export const daggersPlugin: JupyterFrontEndPlugin<void> = {
           panel.refreshSeconds = settings.get('refreshSeconds').composite as number;
           panel.confirmActions = settings.get('confirmActions').composite as boolean;
           panel.sparklineSize = settings.get('sparklinePoints').composite as number;
+          panel.clusters.probeSeconds = settings.get('kafkaProbeSeconds').composite as number;
           versionsFolder = settings.get('versionsFolder').composite as string;
         };
         apply();

@@ -45,11 +45,22 @@ CORES = 2
 
 def run_k(bench: st.Bench, k: int) -> tuple[float, set[tuple[int, int]]]:
     """K surge jobs at once over the bench's topic: wall seconds and their outputs' checksums."""
+    from workbench.job import StreamingJob
+
     folders = [bench.fresh(f"k{k}-{i}") for i in range(k)]
-    jobs = [st.engine_job(bench, folder) for folder in folders]
+    jobs = [
+        StreamingJob(
+            st.engine_spec(bench, folder).model_copy(update={"name": f"surge-{i}"}),
+            bench.spark,
+            checkpoint=folder / "checkpoint",
+            available_now=True,
+            emit=None,
+        )  # fmt: skip  (each its own name: one application runs them, as a shared app does)
+        for i, folder in enumerate(folders)
+    ]
     errors: list[BaseException] = []
 
-    def one(job: st.StreamingJob) -> None:
+    def one(job: StreamingJob) -> None:
         try:
             job.run(handle_signals=False)
         except BaseException as err:  # noqa: BLE001 - reported after the others end

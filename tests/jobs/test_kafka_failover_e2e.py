@@ -7,6 +7,7 @@ computation over every event."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from geo_reference import surge_windows
@@ -41,7 +42,7 @@ def ended_offsets(bootstrap: str, topic: str) -> int:
 
 
 def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
-    kafka_mirror, influxdb_v1, tmp_path
+    kafka_mirror, influxdb_v1, tmp_path, record_property
 ):
     primary, standby = kafka_mirror.primary, kafka_mirror.standby
     topic, name = f"mirrored-{uuid.uuid4().hex[:8]}", f"surge-fo-{uuid.uuid4().hex[:4]}"
@@ -76,6 +77,7 @@ def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
 
         before = influx_v1_rows(influxdb_v1, influx)  # the windows closed on the primary
         primary.kill()  # mid-stream: the supervisor notices in failover_after_s
+        killed_at = time.time()
         job = service.wait_for(
             name, lambda j: j["version"] == 2 and (j["run"] or {}).get("version") == 2, 180,
             "the failover version running",
@@ -83,6 +85,15 @@ def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
         failed_over = [e for e in service.get(f"/jobs/{name}/events")["events"]
                        if e["action"] == "failed over"]  # fmt: skip
         assert [e["actor"] for e in failed_over] == ["supervisor"]
+        running = service.wait_for(
+            name, lambda j: (j["run"] or {}).get("version") == 2 and j["status"] == "RUNNING",
+            180, "the failover version RUNNING",
+        )  # fmt: skip
+        record_property(
+            "figure",
+            f"Kafka failover: cluster killed -> job RUNNING on the mirror "
+            f"{time.time() - killed_at:.1f} s (failover_after_s 4; status {running['status']})",
+        )
         bookings.bootstrap = standby.bootstrap  # the producers moved to the mirror too
         bookings.send(2400)  # a minute more: the window open at the kill closes
         events = bookings.events

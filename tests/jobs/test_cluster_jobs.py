@@ -30,9 +30,13 @@ def parquet_rows(spark, path: str | Path) -> dict:
     """The Parquet sink's rows as surge rows, read as a user reads the table: through Spark,
     whose reader lists only the files its ``_spark_metadata`` log committed (a killed run's
     half-written batch leaves files that are not part of it). {} before the first batch."""
-    if not (Path(path) / "_spark_metadata").exists():
+    from pyspark.errors import AnalysisException
+
+    try:  # no committed file as yet: no schema to infer
+        rows = spark.read.parquet(str(path)).collect()
+    except AnalysisException:
         return {}
-    return surge_rows(r.asDict() for r in spark.read.parquet(str(path)).collect())
+    return surge_rows(r.asDict() for r in rows)
 
 
 def replayed(spark, spec, events: list[dict], folder: Path) -> dict:

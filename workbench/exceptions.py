@@ -367,11 +367,10 @@ class ClusterNotFoundError(JobServiceError):
 
     status = 404
 
-    def __init__(self, ref: object):
+    def __init__(self, ref: object, known: Iterable[str] = ()):
         self.ref = ref
         super().__init__(
-            f"No cluster '{clip(ref)}' that your teams may use: `workbench clusters list` "
-            "lists them."
+            f"No cluster '{clip(ref)}' that your teams may use.{did_you_mean(str(ref), known)}"
         )
 
 

@@ -49,7 +49,10 @@ def test_clusters_a_team_may_use_over_http_and_the_cli(served):
     assert green["resources"] == {"cores": 2, "executor_memory": None, "shuffle_partitions": 6}
     assert green["standby"] == "blue" and green["answering"] is None
     hidden = served.call("GET", "clusters/green", "bob")
-    assert hidden.status_code == 404 and "clusters list" in hidden.json()["error"]["message"]
+    assert (
+        hidden.status_code == 404
+        and "Known: blue, supply-only." in hidden.json()["error"]["message"]
+    )
 
     done = cli(served, "alice", "clusters", "list")
     assert done.returncode == 0, done.stderr
@@ -63,6 +66,9 @@ def test_clusters_a_team_may_use_over_http_and_the_cli(served):
     assert "standby:" in done.stdout and "cores=2, shuffle_partitions=6" in done.stdout
     done = cli(served, "bob", "clusters", "show", "green")
     assert done.returncode == 1 and "No cluster 'green'" in done.stderr
+    assert "Known: blue, supply-only." in done.stderr  # not green, which only pricing may use
+    done = cli(served, "alice", "clusters", "show", "gren")
+    assert done.returncode == 1 and "Did you mean green?" in done.stderr
 
 
 def test_move_over_http_and_the_cli(served):

@@ -59,6 +59,7 @@ def list_clusters(s: Session, config: ServiceConfig, who: authz.Principal) -> li
 
 
 def get_cluster(s: Session, config: ServiceConfig, who: authz.Principal, name: str) -> dict:
-    if name not in visible(config, who):
-        raise ClusterNotFoundError(name)
+    known = visible(config, who)
+    if name not in known:
+        raise ClusterNotFoundError(name, known)
     return cluster_view(s, who, name, config.clusters[name])

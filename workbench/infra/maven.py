@@ -2,11 +2,14 @@
 
 Resolution is Maven's own (``mvn dependency:copy-dependencies`` over a generated
 pom), so transitive dependencies, exclusions and version conflicts behave as in
-any Maven build. A folder is fetched once: a stamp file records what it holds.
+any Maven build. A folder is fetched once: a stamp file records what it holds, and a
+lock file beside it makes processes that want the same folder at once (test workers, a
+job and a notebook) fetch it one at a time, the later ones finding it fetched.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import shutil
 import subprocess
@@ -54,6 +57,21 @@ def fetch(
     stamp = folder / ".fetched"
     if stamp.exists() and stamp.read_text() == key:
         return sorted(folder.glob("*.jar"))
+    with open(folder.with_name(f".{name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if stamp.exists() and stamp.read_text() == key:  # another process fetched it
+            return sorted(folder.glob("*.jar"))
+        return _fetch(folder, stamp, key, coordinates, exclude, transitive)
+
+
+def _fetch(
+    folder: Path,
+    stamp: Path,
+    key: str,
+    coordinates: Sequence[str],
+    exclude: Sequence[str],
+    transitive: bool,
+) -> list[Path]:
     if shutil.which("mvn") is None:
         raise SetupError("Maven ('mvn') is needed to fetch jars: apt-get install maven.")
     shutil.rmtree(folder, ignore_errors=True)

@@ -49,7 +49,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.alerts.alerting import Alerting
-from workbench.jobs import failover, kafka_clusters, procs, versioning
+from workbench.jobs import failover, kafka_clusters, procs, schema_pins, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
@@ -58,6 +58,7 @@ from workbench.jobs.kafka_watch import KafkaWatch
 from workbench.jobs.reschedule import Rescheduler
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
+from workbench.schemas.versions import SchemaVersions
 
 LOG = logging.getLogger(__name__)
 ACTOR = "supervisor"
@@ -356,6 +357,8 @@ class Supervisor:
             spark_master=cluster.master,
             cluster=name,
             spark_conf=cluster.spark_conf(),
+            schema_version=version.schema_version,
+            schema_set=schema_pins.set_path(SchemaVersions(), version.schema_version),
         )
 
     @staticmethod

@@ -153,6 +153,7 @@ def version_view(version: Version, current: int) -> dict[str, Any]:
         "continues_from": version.continues_from,
         "handoff": json.loads(version.handoff_json) if version.handoff_json else None,
         "note": version.note,
+        "schema_version": version.schema_version,
         "current": version.number == current,
     }
 

@@ -35,6 +35,7 @@ API = "workbench/api"
 ERROR_STATUSES = {400, 401, 403, 404, 409}
 #: POST /jobs body keys (JobService.submit's keywords); ``notebook`` is base64.
 SUBMIT_KEYS = {"name", "team", "spec_yaml", "cluster", "notebook", "parity", "note"}
+SUBMIT_KEYS |= {"schema_version"}  # a published schema version to pin (schema safety)
 #: POST /silences body keys: ``for`` is a duration ("2h") or seconds; ``team`` defaults to
 #: the caller's only team
 SILENCE_KEYS = {"rule", "labels", "for", "comment", "team"}
@@ -199,6 +200,7 @@ class JobsRoute(ApiHandler):
         data = self.body(SUBMIT_KEYS, required=("name", "team", "spec_yaml"))
         if data.get("notebook") is not None:
             data["notebook"] = _unbase64(data["notebook"], "notebook")
+        _check_schema_version(data)
         self.reply(await self.call("submit", **data), status=201)
 
 
@@ -207,8 +209,10 @@ class JobRoute(ApiHandler):
         self.reply(await self.call("get_job", ref))
 
     async def put(self, ref: str) -> None:
-        data = self.body({"spec_yaml", "note"}, required=("spec_yaml",))
-        self.reply(await self.call("edit", ref, data["spec_yaml"], note=data.get("note") or ""))
+        data = self.body({"spec_yaml", "note", "schema_version"}, required=("spec_yaml",))
+        pin = _check_schema_version(data)
+        note = data.get("note") or ""
+        self.reply(await self.call("edit", ref, data["spec_yaml"], note=note, schema_version=pin))
 
 
 class ActionRoute(ApiHandler):
@@ -310,6 +314,14 @@ class NoRoute(ApiHandler):
         raise ApiError(
             404, "NoSuchRoute", f"no API route {self.request.path}: the routes are {ROUTE_LIST}"
         )
+
+
+def _check_schema_version(data: dict) -> int | None:
+    """The body's ``schema_version``: a published version's number, or absent/null."""
+    value = data.get("schema_version")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise ApiError(400, "BadRequest", f"schema_version must be a version number, not {value!r}")
+    return value
 
 
 def _unbase64(value: Any, key: str) -> bytes:

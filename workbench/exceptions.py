@@ -473,6 +473,10 @@ class SchemaBreakingError(WorkbenchError):
             "Fix the schema and publish it again, or keep the job on its pinned version."
         )
 
+    def details(self) -> dict:
+        """What the HTTP error body carries beside the message: each change as a dict."""
+        return {"changes": [c.to_dict() for c in self.changes]}
+
 
 def _named(version: int | None) -> str:
     return "bundled" if version is None else str(version)

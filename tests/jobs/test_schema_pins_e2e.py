@@ -105,6 +105,8 @@ def test_a_job_keeps_running_on_its_pinned_schema_version(service, kafka_broker,
     assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert error["type"] == "SchemaBreakingError" and "customer_id" in error["message"]
+    [change] = error["changes"]
+    assert (change["kind"], change["file"], change["line"]) == ("field-type-changed", BOOKING, 49)
 
     # an edit without a schema version keeps the pin
     kept = service.cli("alice", "jobs", "edit", "pinned-e2e", spec_file, "--note", "same")

@@ -44,13 +44,14 @@ SILENCE_KEYS = {"rule", "labels", "for", "comment", "team"}
 class ApiError(HTTPError):
     """An error answered as JSON: ``status``, ``type`` and a message saying what to do."""
 
-    def __init__(self, status: int, kind: str, message: str):
+    def __init__(self, status: int, kind: str, message: str, details: dict | None = None):
         super().__init__(status)
-        self.kind, self.message = kind, message
+        self.kind, self.message, self.details = kind, message, details or {}
 
 
-def error_body(status: int, kind: str, message: str) -> dict:
-    return {"error": {"status": status, "type": kind, "message": message}}
+def error_body(status: int, kind: str, message: str, details: dict | None = None) -> dict:
+    """The error's JSON; ``details``: a typed error's facts (its ``details()``) beside."""
+    return {"error": {"status": status, "type": kind, "message": message, **(details or {})}}
 
 
 def to_json(data: Any) -> str:
@@ -118,7 +119,8 @@ class ApiHandler(RequestHandler):
         except WorkbenchError as err:
             status = getattr(err, "status", None)
             status = status if status in ERROR_STATUSES else 400
-            raise ApiError(status, type(err).__name__, str(err)) from err
+            details = err.details() if hasattr(err, "details") else None
+            raise ApiError(status, type(err).__name__, str(err), details) from err
 
     async def who(self) -> Any:
         caller = self.caller()
@@ -176,7 +178,7 @@ class ApiHandler(RequestHandler):
         """The error body for ``write_error``'s arguments (a 500 logged with a reference)."""
         err = (kwargs.get("exc_info") or (None, None, None))[1]
         if isinstance(err, ApiError):
-            body = error_body(err.status_code, err.kind, err.message)
+            body = error_body(err.status_code, err.kind, err.message, err.details)
         elif isinstance(err, HTTPError):
             reason = err.reason or self._reason
             body = error_body(status_code, reason.replace(" ", ""), err.log_message or reason)

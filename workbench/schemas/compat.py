@@ -14,6 +14,8 @@ decoded columns change):
   descriptor, so a dagger's column type changes);
 - ``field-label-changed``: repeated, required, optional (proto2 or proto3 ``optional``)
   and proto3's implicit presence are four labels; any change between them;
+  ``field-oneof-changed``: a field moved into, out of or between ``oneof`` s (setting it
+  clears another field, or no longer does);
 - ``enum-value-removed``, ``enum-value-number-reused`` (a number now has another name:
   Spark decodes enums to their names, so stored values change), ``enum-reserved-reused``;
 - ``message-removed``, ``enum-removed``.
@@ -197,7 +199,8 @@ def _fields(name: str, old: Decl, new: Decl, a: Side, b: Side) -> Iterator[Chang
     for number, f in olds.items():
         if number in news:
             i, g = news[number]
-            yield from _field_pair(name, f, a.type_of(f), a.label_of(f, old), new, i, g, b)
+            before = (a.type_of(f), a.label_of(f, old), _oneof_of(old, f))
+            yield from _field_pair(name, f, before, new, i, g, b)
         elif _reserved(new.proto, number):
             yield _note("field-removed-reserved", name, new, new.line(), _said(name, f, "removed"))
         else:
@@ -210,7 +213,8 @@ def _fields(name: str, old: Decl, new: Decl, a: Side, b: Side) -> Iterator[Chang
             yield from _added(name, old, new, i, g)
 
 
-def _field_pair(name, f, old_type, old_label, new: Decl, i, g, b: Side) -> Iterator[Change]:  # type: ignore[no-untyped-def]
+def _field_pair(name, f, before, new: Decl, i, g, b: Side) -> Iterator[Change]:  # type: ignore[no-untyped-def]
+    old_type, old_label, old_oneof = before
     new_type, line = b.type_of(g), new.line(MESSAGE_FIELDS, i)
     if new_type != old_type and g.name != f.name:
         yield Change(
@@ -233,12 +237,32 @@ def _field_pair(name, f, old_type, old_label, new: Decl, i, g, b: Side) -> Itera
             f"{name}: field {g.number} renamed {f.name} -> {g.name} (wire compatible; SQL "
             f"naming `{f.name}` must change)",
         )  # fmt: skip
+    yield from _oneof(name, f, old_oneof, new, line, g)
     new_label = b.label_of(g, new)
     if new_label != old_label and {old_label, new_label} != {"map"}:
         yield Change(
             "field-label-changed", name, new.where, line,
             f"{name}.{g.name} = {g.number} changed from {old_label} to {new_label}",
             f"keep it {old_label}; add a {new_label} field with an unused number instead",
+        )  # fmt: skip
+
+
+def _oneof_of(decl: Decl, f: FieldDescriptorProto) -> str:
+    """The real ``oneof`` holding ``f`` ('' for none; proto3 ``optional``'s own does not
+    count)."""
+    if not f.HasField("oneof_index") or f.proto3_optional:
+        return ""
+    return str(decl.proto.oneof_decl[f.oneof_index].name)
+
+
+def _oneof(name: str, f, old_oneof: str, new: Decl, line: int, g) -> Iterator[Change]:  # type: ignore[no-untyped-def]
+    new_oneof = _oneof_of(new, g)
+    if new_oneof != old_oneof:
+        was, now = (f"oneof {o}" if o else "no oneof" for o in (old_oneof, new_oneof))
+        yield Change(
+            "field-oneof-changed", name, new.where, line,
+            f"{name}.{g.name} = {g.number} moved from {was} to {now}",
+            f"keep it in {was}; add a new field with an unused number where it should be",
         )  # fmt: skip
 
 

@@ -65,6 +65,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("team", job["team"]),
         ("status", f"{job['status']} (desired: {job.get('desired', '-')})"),
         ("version", job["version"]),
+        ("schema version", job.get("schema_version") or "bundled"),
         ("cluster", job.get("cluster")),
         ("created", f"{job.get('created_at')} by {job.get('created_by')}"),
         ("run", _run_line(run)),

@@ -48,6 +48,8 @@ def test_submit_pins_the_latest_and_edits_keep_it(service):
     publish(service, "compatible", "new")
     service.edit(bob, "surge", order_spec(), note="same pin")
     assert pins(service, bob) == [None, v1, v1]
+    assert service.get_job(bob, "surge")["schema_version"] == v1
+    assert [j["schema_version"] for j in service.list_jobs(bob)] == [v1]
 
 
 def test_an_edit_onto_a_breaking_version_is_refused_with_the_list(service):

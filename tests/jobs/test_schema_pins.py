@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from jobkit import spec_yaml, teams_file
+from polling import wait_for
 
 from workbench.exceptions import SchemaBreakingError, SchemaVersionError
 from workbench.schemas import sets
@@ -91,3 +92,19 @@ def test_an_unknown_schema_version_is_refused(service):
     bob = service.principal("bob")
     with pytest.raises(SchemaVersionError, match="no schema version 4"):
         service.submit(bob, name="surge", team="pricing", spec_yaml=spec_yaml(), schema_version=4)
+
+
+def test_a_lost_pinned_set_fails_the_job_saying_what_to_do(make_service, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))  # the supervisor's store
+    policy = {"max_failures": 1, "backoff_s": 0.2, "backoff_max_s": 1.0}
+    service = make_service(tick_s=0.1, heartbeat_s=0.2, policy=policy)
+    service.schemas = SchemaVersions()
+    v1 = publish(service, "compatible", "old")
+    root = service.principal("root")
+    service.submit(root, name="surge", team="pricing", spec_yaml=order_spec())
+    (service.schemas.folder / f"v{v1}.desc").unlink()
+    assert service.start_supervisor()
+    job = wait_for(
+        lambda: (j := service.get_job(root, "surge"))["status"] == "FAILED" and j, 30, "FAILED"
+    )
+    assert "--schema-version" in job["last_error"]

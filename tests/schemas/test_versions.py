@@ -43,3 +43,11 @@ def test_an_unknown_version_names_the_published_ones(tmp_path):
     store.publish(sets.compiled(COMPAT / "compatible" / "old"), "old")
     with pytest.raises(SchemaVersionError, match=r"published: 1\)"):
         store.path(3)
+
+
+def test_a_missing_descriptor_set_says_what_to_do(tmp_path):
+    store = SchemaVersions(tmp_path)
+    store.publish(sets.compiled(COMPAT / "compatible" / "old"), "old")
+    (tmp_path / "v1.desc").unlink()
+    with pytest.raises(SchemaVersionError, match="--schema-version"):
+        store.path(1)

@@ -86,7 +86,13 @@ class SchemaVersions:
     def path(self, number: int) -> Path:
         """The descriptor set file of version ``number``."""
         self.get(number)
-        return self.folder / f"v{number}.desc"
+        path = self.folder / f"v{number}.desc"
+        if not path.is_file():
+            raise SchemaVersionError(
+                f"Schema version {number}'s descriptor set {path} is missing: restore it "
+                "from a backup, or edit the jobs pinned to it onto another --schema-version."
+            )
+        return path
 
     def files(self, number: int) -> FileDescriptorSet:
         return FileDescriptorSet.FromString(self.path(number).read_bytes())

@@ -18,8 +18,9 @@ from workbench.schemas.versions import BUNDLED, SchemaVersions
 
 def load(ref: str, store: SchemaVersions | None = None) -> tuple[FileDescriptorSet, str]:
     """The set ``ref`` names and the prefix of its file names (a folder's path, else '')."""
-    if "@" in ref and not Path(ref).exists():
-        return _version(ref.partition("@")[2], store or SchemaVersions())
+    name, at, which = ref.partition("@")
+    if at and name in ("", "registry") and not Path(ref).exists():
+        return _version(which, store or SchemaVersions())
     path = Path(ref).expanduser()
     if path.is_dir():
         return compiled(path), str(ref)

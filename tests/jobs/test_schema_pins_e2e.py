@@ -108,6 +108,10 @@ def test_a_job_keeps_running_on_its_pinned_schema_version(service, kafka_broker,
     [change] = error["changes"]
     assert (change["kind"], change["file"], change["line"]) == ("field-type-changed", BOOKING, 49)
 
+    resubmit = ("jobs", "submit", spec_file, "--team", "pricing", "--schema-version", 2)
+    refused = service.cli("alice", *resubmit)
+    assert refused.returncode == 1 and "field-type-changed" in refused.stderr, refused.stderr
+
     # an edit without a schema version keeps the pin
     kept = service.cli("alice", "jobs", "edit", "pinned-e2e", spec_file, "--note", "same")
     assert kept.returncode == 0, kept.stderr

@@ -271,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true", help="print the field tree as JSON")
     q.add_argument("--ddl", action="store_true", help="also print the Spark schema as DDL")
     q.set_defaults(run=cmd_schemas_show)
+    from workbench import cli_schemas
+
+    cli_schemas.add_actions(schemas)
 
     p = sub.add_parser("udfs", help="list the dagger UDFs")
     p.set_defaults(run=cmd_udfs)

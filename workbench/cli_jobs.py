@@ -65,6 +65,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("team", job["team"]),
         ("status", f"{job['status']} (desired: {job.get('desired', '-')})"),
         ("version", job["version"]),
+        ("schema version", job.get("schema_version") or "bundled"),
         ("cluster", job.get("cluster")),
         ("created", f"{job.get('created_at')} by {job.get('created_by')}"),
         ("run", _run_line(run)),
@@ -91,7 +92,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
         raise WorkbenchError(f"{args.spec} has no 'name': give --name NAME")
     job = _client(args).submit(
-        name=name, team=args.team, spec_yaml=text, cluster=args.cluster, note=args.note
+        name=name,
+        team=args.team,
+        spec_yaml=text,
+        cluster=args.cluster,
+        note=args.note,
+        schema_version=args.schema_version,
     )
     print(_said(job, "submitted"))
     return 0
@@ -113,8 +119,18 @@ def cmd_move(args: argparse.Namespace) -> int:
 
 def cmd_edit(args: argparse.Namespace) -> int:
     text = read_text(args.spec, "spec", "SPEC.yaml")
-    print(_said(_client(args).edit(args.job, text, note=args.note), "edited"))
+    job = _client(args).edit(args.job, text, note=args.note, schema_version=args.schema_version)
+    print(_said(job, "edited"))
     return 0
+
+
+def _schema_version_arg(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--schema-version",
+        type=int,
+        metavar="N",
+        help=f"the published schema version to pin ({default}); see `workbench schemas versions`",
+    )
 
 
 def cmd_rollback(args: argparse.Namespace) -> int:
@@ -158,11 +174,12 @@ def cmd_versions(args: argparse.Namespace) -> int:
             (v.get("spec_hash") or "-")[:12],
             (v.get("notebook_sha256") or "-")[:12],
             _parity(v.get("parity")),
+            v.get("schema_version") or "bundled",
             v.get("note") or "",
         )
         for v in versions
     ]
-    header = ("VERSION", "AUTHOR", "CREATED", "SPEC HASH", "NOTEBOOK", "PARITY", "NOTE")
+    header = ("VERSION", "AUTHOR", "CREATED", "SPEC HASH", "NOTEBOOK", "PARITY", "SCHEMAS", "NOTE")
     print(table(header, rows))
     return 0
 
@@ -295,6 +312,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--name", help="job name (default: the spec's name)")
     q.add_argument("--cluster", help="cluster to run on (default: the first configured)")
     q.add_argument("--note", default="", help="a note kept with the version")
+    _schema_version_arg(q, "default: the latest published")
 
     for verb, text in (
         ("stop", "stop gracefully (after the current micro-batch)"),
@@ -306,6 +324,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     q = action("edit", "a new version from a spec file", cmd_edit)
     q.add_argument("spec", metavar="SPEC.yaml")
     q.add_argument("--note", default="", help="a note kept with the version")
+    _schema_version_arg(q, "default: keep the current version's")
 
     q = action("rollback", "make an earlier version current", cmd_rollback)
     q.add_argument("--version", type=int, required=True, metavar="N")

@@ -49,7 +49,7 @@ def cmd_promote(args: argparse.Namespace) -> int:
         print(f"dry run: nothing submitted; the executed notebook is in {promotion.workdir}")
         return 0
     job = submit(promotion, args.team, cluster=args.cluster, server=args.server,
-                 token=args.token, emit=say)  # fmt: skip
+                 token=args.token, emit=say, schema_version=args.schema_version)  # fmt: skip
     print(f"job {job.get('name')}: version {job.get('version')}, {job.get('status')}")
     return 0
 
@@ -67,6 +67,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--team", help="the team that owns the job (required unless --dry-run)")
     p.add_argument("--name", help="the job's name (default: the dagger spec's name)")
     p.add_argument("--cluster", help="the cluster to run on (default: the service's)")
+    p.add_argument(
+        "--schema-version",
+        type=int,
+        metavar="N",
+        help="the published schema version to pin (default: the latest; `workbench schemas "
+        "versions`)",
+    )
     p.add_argument(
         "-p",
         "--parameter",

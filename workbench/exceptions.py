@@ -448,3 +448,34 @@ class NotifyError(WorkbenchError):
         self.status, self.answer, self.retryable = status, answer, retryable
         at = f" at {where}" if where else ""
         super().__init__(f"notifier '{receiver}' ({kind}{at}): {problem}")
+
+
+# schema safety
+class SchemaVersionError(SchemaError):
+    """A schema version that is not published, or a reference that names none."""
+
+
+class SchemaBreakingError(WorkbenchError):
+    """A job would decode its streams with a schema version that breaks the one it is
+    pinned to. ``changes`` are the breaking :class:`workbench.schemas.compat.Change` s
+    (each says file, line and what to do); ``job``, ``pinned`` and ``wanted`` name the
+    job and the two versions (None: the bundled schemas)."""
+
+    status = 400
+
+    def __init__(self, job: str, pinned: int | None, wanted: int | None, changes: list):
+        self.job, self.pinned, self.wanted, self.changes = job, pinned, wanted, changes
+        lines = "\n".join(f"  {c.render()}" for c in changes)
+        super().__init__(
+            f"Job '{job}' reads messages that schema version {_named(wanted)} breaks "
+            f"(it is pinned to {_named(pinned)}); {len(changes)} breaking change(s):\n{lines}\n"
+            "Fix the schema and publish it again, or keep the job on its pinned version."
+        )
+
+    def details(self) -> dict:
+        """What the HTTP error body carries beside the message: each change as a dict."""
+        return {"changes": [c.to_dict() for c in self.changes]}
+
+
+def _named(version: int | None) -> str:
+    return "bundled" if version is None else str(version)

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
+    from workbench.schemas.registry import SchemaRegistry
     from workbench.spec import DaggerSpec
 
 QUERY = checkpoints.QUERY  # the job's streaming query (and its checkpoint folder)
@@ -79,8 +80,12 @@ class StreamingJob:
         min_rowtime: datetime | None = None,
         on_batch: Callable[[BatchReport], None] | None = None,
         on_rows: Callable[[DataFrame, int], None] | None = None,
+        registry: SchemaRegistry | None = None,
     ):
         self.spec = spec
+        #: the schemas to decode with (a job service run's pinned version); default: the
+        #: bundled ones plus the spec's ``schemas``
+        self.registry = registry
         self.on_batch = on_batch  # each micro-batch's report, after the totals count it
         #: each micro-batch's result rows (persisted) and batch id, after the writers
         self.on_rows = on_rows
@@ -130,7 +135,7 @@ class StreamingJob:
                 self.spark,
                 self.spec.name,
                 self.checkpoint,
-                registry_for(self.spec),
+                self.registry or registry_for(self.spec),
                 mode,
                 self._trigger(),
             )

@@ -116,7 +116,10 @@ def submit(
     server: str | None = None,
     token: str | None = None,
     emit: Emit = None,
+    schema_version: int | None = None,
 ) -> dict[str, Any]:
+    """Submit the prepared ``promotion``; the version is pinned to ``schema_version`` (the
+    latest published by default: :mod:`workbench.jobs.schema_pins`)."""
     from workbench.server.client import ServiceClient
 
     t0 = time.perf_counter()
@@ -128,6 +131,7 @@ def submit(
         cluster=cluster,
         notebook=promotion.notebook_bytes,
         parity=promotion.parity,
+        schema_version=schema_version,
     )
     promotion.timings["submit_s"] = round(time.perf_counter() - t0, 3)
     _say(emit, f"submit: {promotion.name} for team {team} ({promotion.timings['submit_s']:.1f}s)")

@@ -98,6 +98,9 @@ class Version(Base):
     continues_from: Mapped[int | None] = mapped_column(Integer, nullable=True)
     handoff_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     note: Mapped[str] = mapped_column(Text, default="")
+    #: the published schema version its runs decode with (:mod:`workbench.jobs.schema_pins`);
+    #: None: the bundled schemas
+    schema_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class Run(Base):

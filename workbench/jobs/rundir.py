@@ -66,6 +66,10 @@ class RunConfig:
     #: the cluster's name and its Spark settings (resources, conf); the spec's come on top
     cluster: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
+    #: the schema version the job version is pinned to and its descriptor set file
+    #: (:mod:`workbench.jobs.schema_pins`); None: the bundled schemas
+    schema_version: int | None = None
+    schema_set: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys a newer supervisor added
 
     @classmethod

@@ -252,6 +252,7 @@ class Runner:
 
     def _start(self, spec: DaggerSpec, config: RunConfig, floor: datetime | None) -> StreamingJob:
         from workbench.job import StreamingJob
+        from workbench.jobs.schema_pins import registry_for_run
 
         spark = self._session(spec, config)
         rules = [a for a in spec.alerts if a.kind == "metric"]
@@ -264,9 +265,12 @@ class Runner:
             min_rowtime=floor,
             on_batch=self.on_batch,
             on_rows=self.on_rows if rules else None,
+            registry=registry_for_run(config.schema_set, spec),
         )
+        schemas = config.schema_version or "bundled"
         self.say(
-            f"run {config.run_id}: starting dagger '{spec.name}' v{config.version}, checkpoint "
+            f"run {config.run_id}: starting dagger '{spec.name}' v{config.version} on schema "
+            f"version {schemas}, checkpoint "
             f"{config.checkpoint}" + (f", rows from {floor.isoformat()}" if floor else "")
         )
         return self.job.start()

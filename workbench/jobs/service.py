@@ -23,11 +23,12 @@ from sqlalchemy.orm import Session
 
 from workbench.alerts.queries import AlertQueries
 from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
-from workbench.jobs import authz, clusters, moves, versioning
+from workbench.jobs import authz, clusters, moves, schema_pins, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
 from workbench.jobs.rundir import RunDir
 from workbench.jobs.views import event_view, job_view, job_views, latest_run, version_view
+from workbench.schemas.versions import SchemaVersions
 
 RUNNING, STOPPED = "running", "stopped"
 
@@ -37,6 +38,7 @@ class JobService(AlertQueries):
         self.config = config
         self.db = open_database(config.database_url)
         self.teams = authz.Teams.load(config.teams_file)
+        self.schemas = SchemaVersions()  # the published schema versions jobs pin
         self._supervisor: Any = None
 
     # -- supervision ------------------------------------------------------------------
@@ -149,10 +151,14 @@ class JobService(AlertQueries):
         notebook: bytes | None = None,
         parity: dict | None = None,
         note: str = "",
+        schema_version: int | None = None,
     ) -> dict:
-        """A new job (version 1), or a new version of the job called ``name``; starts it."""
+        """A new job (version 1), or a new version of the job called ``name``; starts it.
+        It is pinned to ``schema_version``, else to the latest published one (refused when
+        that breaks what the job's current version reads: :mod:`workbench.jobs.schema_pins`)."""
         authz.check_act(who, team, f"submit a job for team '{team}'")
-        versioning.parse_spec(spec_yaml)  # a bad spec is refused before anything is stored
+        spec = versioning.parse_spec(spec_yaml)  # a bad spec is refused before anything is stored
+        pin = schema_pins.for_submit(self.schemas, schema_version)
         with self._writing() as s:
             job = s.scalars(select(Job).where(Job.name == name)).first()
             if job is None:
@@ -165,16 +171,30 @@ class JobService(AlertQueries):
                     else f"Job '{name}' belongs to team '{job.team}'; submit it with "
                     f"--team {job.team}, or choose another name."
                 )
-            record = self._add_version(s, who, job, spec_yaml, notebook, parity, note)
+            self._check_pin(s, job, spec, pin)
+            record = self._add_version(s, who, job, spec_yaml, notebook, parity, note, pin)
             self._want_running(job)
             add_event(s, job.id, who.user, "submit", version=record.number, note=note)
             return self._view(s, job)
 
-    def edit(self, who: authz.Principal, ref: int | str, spec_yaml: str, note: str = "") -> dict:
-        """A new version with ``spec_yaml``; a running job restarts on it."""
+    def edit(
+        self,
+        who: authz.Principal,
+        ref: int | str,
+        spec_yaml: str,
+        note: str = "",
+        schema_version: int | None = None,
+    ) -> dict:
+        """A new version with ``spec_yaml``; a running job restarts on it. It keeps the
+        current version's schema pin unless ``schema_version`` asks for another."""
+        spec = versioning.parse_spec(spec_yaml)
+        if schema_version is not None:
+            self.schemas.get(schema_version)
         with self._writing() as s:
             job = self._acting(s, who, ref, "edit")
-            record = self._add_version(s, who, job, spec_yaml, None, None, note)
+            pin = self._pin_of(s, job) if schema_version is None else schema_version
+            self._check_pin(s, job, spec, pin)
+            record = self._add_version(s, who, job, spec_yaml, None, None, note, pin)
             add_event(s, job.id, who.user, "edit", version=record.number, note=note)
             return self._view(s, job)
 
@@ -202,6 +222,7 @@ class JobService(AlertQueries):
                 else None,
                 parity=json.loads(old.parity_json) if old.parity_json else None,
                 note=f"rollback to v{old.number}",
+                schema_version=old.schema_version,  # the schemas it ran on
             )
             add_event(s, job.id, who.user, "rollback", to=old.number, version=record.number)
             return self._view(s, job)
@@ -330,6 +351,7 @@ class JobService(AlertQueries):
         notebook: bytes | None,
         parity: dict | None,
         note: str,
+        schema_version: int | None,
     ) -> Any:
         """The new version; its notebook record is written once the row is in (so a
         request losing a race never overwrites the winner's record)."""
@@ -346,6 +368,7 @@ class JobService(AlertQueries):
             notebook=record,
             parity=parity,
             note=note,
+            schema_version=schema_version,
         )
         s.flush()
         if notebook is not None and version.notebook_path:
@@ -353,6 +376,16 @@ class JobService(AlertQueries):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(notebook)
         return version
+
+    @staticmethod
+    def _pin_of(s: Session, job: Job) -> int | None:
+        current = versioning.version(s, job.id, job.current_version)
+        return current.schema_version if current is not None else None
+
+    def _check_pin(self, s: Session, job: Job, spec: Any, pin: int | None) -> None:
+        """Refuse a new version whose schema pin breaks what the current version reads."""
+        if job.current_version:
+            schema_pins.check(self.schemas, job.name, spec, self._pin_of(s, job), pin)
 
     @staticmethod
     def _want_running(job: Job) -> None:

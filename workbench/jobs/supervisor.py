@@ -49,7 +49,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.alerts.alerting import Alerting
-from workbench.jobs import failover, kafka_clusters, procs, versioning
+from workbench.exceptions import SchemaVersionError
+from workbench.jobs import failover, kafka_clusters, procs, schema_pins, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
@@ -58,6 +59,7 @@ from workbench.jobs.kafka_watch import KafkaWatch
 from workbench.jobs.reschedule import Rescheduler
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
+from workbench.schemas.versions import SchemaVersions
 
 LOG = logging.getLogger(__name__)
 ACTOR = "supervisor"
@@ -312,9 +314,15 @@ class Supervisor:
         except Exception as err:  # the old checkpoint cannot be continued
             self._failed(s, job, f"handoff from v{version.continues_from}: {err}", "handoff-failed")
             return
+        try:
+            schema_set = schema_pins.set_path(SchemaVersions(), version.schema_version)
+        except SchemaVersionError as err:  # its pinned schema version's file is gone
+            self._failed(s, job, str(err), "run-failed")
+            return
         Path(version.checkpoint).mkdir(parents=True, exist_ok=True)
         spec_yaml = kafka_clusters.bind(version.spec_yaml, self.config.kafka_clusters)
-        RunDir(run_dir).write_run_config(self._run_config(job, version, run_id, handoff), spec_yaml)
+        config = self._run_config(job, version, run_id, handoff, schema_set)
+        RunDir(run_dir).write_run_config(config, spec_yaml)
         pid, host = self._start_run(s, job, run_id, run_dir)
         s.add(Run(
             job_id=job.id, run_id=run_id, version=version.number, attempt=attempt,
@@ -342,7 +350,9 @@ class Supervisor:
         host.dir.assign(run_id, run_dir)
         return host.pid, host.key
 
-    def _run_config(self, job: Job, version: Any, run_id: str, handoff: dict | None) -> RunConfig:
+    def _run_config(
+        self, job: Job, version: Any, run_id: str, handoff: dict | None, schema_set: str | None
+    ) -> RunConfig:
         name, cluster = self.config.cluster(job.cluster)
         return RunConfig(
             run_id=run_id,
@@ -356,6 +366,8 @@ class Supervisor:
             spark_master=cluster.master,
             cluster=name,
             spark_conf=cluster.spark_conf(),
+            schema_version=version.schema_version,
+            schema_set=schema_set,
         )
 
     @staticmethod

@@ -23,6 +23,9 @@ from workbench.jobs import handoff
 from workbench.jobs.db import Job, Version
 from workbench.spec import DaggerSpec
 
+#: ``add_version``'s ``schema_version`` default: keep the current version's pin
+KEEP = -1
+
 
 def parse_spec(spec_yaml: str, source: str = "spec") -> DaggerSpec:
     """The spec in ``spec_yaml`` (secret references left as written); SpecError if invalid."""
@@ -68,10 +71,13 @@ def add_version(
     parity: dict | None = None,
     note: str = "",
     new_checkpoint: bool = False,
+    schema_version: int | None = KEEP,
 ) -> Version:
     """A new version of ``job`` (made current); ``notebook``: (record path, sha256).
     ``new_checkpoint``: a new checkpoint even when the query's shape is unchanged (a
-    failover: the old one's offsets belong to another Kafka cluster)."""
+    failover: the old one's offsets belong to another Kafka cluster). ``schema_version``:
+    the schema version it is pinned to (None: the bundled schemas); by default the
+    current version's."""
     spec = parse_spec(spec_yaml)
     digest = spec_hash(spec)
     previous = version(session, job.id, job.current_version) if job.current_version else None
@@ -93,6 +99,9 @@ def add_version(
         checkpoint=checkpoint,
         continues_from=continues,
         note=note,
+        schema_version=previous.schema_version
+        if schema_version == KEEP and previous is not None
+        else (None if schema_version == KEEP else schema_version),
     )
     session.add(record)
     job.current_version, job.checkpoint = number, checkpoint

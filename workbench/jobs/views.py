@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from workbench.alerts.tables import AlertRow
@@ -95,14 +95,31 @@ def job_views(session: Session, jobs: list[Job]) -> list[dict[str, Any]]:
     runs: dict[int, Run] = {}
     errors: dict[int, str | None] = {}
     firing: dict[int, int] = {}
+    pins: dict[int, int | None] = {}
     for start in range(0, len(jobs), BATCH):
         ids = [job.id for job in jobs[start : start + BATCH]]
         runs |= live_runs(session, ids)
         errors |= last_errors(session, ids)
         firing |= firing_counts(session, ids)
+        pins |= schema_pins(session, ids)
     return [
-        _job_view(job, runs.get(job.id), errors.get(job.id), firing.get(job.id, 0)) for job in jobs
+        {
+            **_job_view(job, runs.get(job.id), errors.get(job.id), firing.get(job.id, 0)),
+            "schema_version": pins.get(job.id),
+        }
+        for job in jobs
     ]
+
+
+def schema_pins(session: Session, job_ids: list[int]) -> dict[int, int | None]:
+    """The schema version each job's current version is pinned to, in one query."""
+    current = and_(Job.id == Version.job_id, Job.current_version == Version.number)
+    query = (
+        select(Version.job_id, Version.schema_version)
+        .join(Job, current)
+        .where(Version.job_id.in_(job_ids))
+    )
+    return {job_id: pin for job_id, pin in session.execute(query)}
 
 
 def _job_view(job: Job, run: Run | None, error: str | None, firing: int) -> dict[str, Any]:
@@ -153,6 +170,7 @@ def version_view(version: Version, current: int) -> dict[str, Any]:
         "continues_from": version.continues_from,
         "handoff": json.loads(version.handoff_json) if version.handoff_json else None,
         "note": version.note,
+        "schema_version": version.schema_version,
         "current": version.number == current,
     }
 

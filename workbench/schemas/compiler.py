@@ -53,12 +53,14 @@ def proto_files(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.proto"))
 
 
-def compile_protos(folders: Iterable[str | Path]) -> Path:
+def compile_protos(folders: Iterable[str | Path], source_info: bool = False) -> Path:
     """A ``.desc`` file holding every ``.proto`` under ``folders`` plus all their imports.
 
     Each folder is an include root: ``import "a/b.proto"`` resolves against every folder
-    given and against the well-known types. Raises :class:`ProtoCompileError` with
-    protoc's ``file:line:col`` diagnostics when the sources do not compile.
+    given and against the well-known types. ``source_info``: keep each declaration's file
+    position (``SourceCodeInfo``, what :mod:`workbench.schemas.compat` reports lines from).
+    Raises :class:`ProtoCompileError` with protoc's ``file:line:col`` diagnostics when the
+    sources do not compile.
     """
     roots = list(dict.fromkeys(_checked_folder(f) for f in folders))
     sources = [(root, rel) for root in roots for rel in proto_files(root)]
@@ -66,9 +68,11 @@ def compile_protos(folders: Iterable[str | Path]) -> Path:
     if not sources:
         where = ", ".join(str(r) for r in roots) or "(no folder given)"
         raise SchemaError(f"No .proto files found in {where}: point to a folder of .proto files.")
-    out = subdir("schemas") / f"protoc-{_digest(sources)}.desc"
+    kind = "protoc-src" if source_info else "protoc"
+    out = subdir("schemas") / f"{kind}-{_digest(sources)}.desc"
     if not out.exists():
-        _run_protoc(roots, [rel for _, rel in sources], out)
+        extra = ["--include_source_info"] if source_info else []
+        _run_protoc(roots, [*extra, *(rel for _, rel in sources)], out)
     return out
 
 

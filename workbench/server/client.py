@@ -62,8 +62,11 @@ class ServiceClient:
         notebook: bytes | None = None,
         parity: dict | None = None,
         note: str = "",
+        schema_version: int | None = None,
     ) -> dict:
         body: dict[str, Any] = {"name": name, "team": team, "spec_yaml": spec_yaml, "note": note}
+        if schema_version is not None:
+            body["schema_version"] = schema_version
         if cluster:
             body["cluster"] = cluster
         if notebook is not None:
@@ -72,8 +75,13 @@ class ServiceClient:
             body["parity"] = parity
         return self._send("POST", "jobs", body)
 
-    def edit(self, ref: int | str, spec_yaml: str, note: str = "") -> dict:
-        return self._send("PUT", _job(ref), {"spec_yaml": spec_yaml, "note": note})
+    def edit(
+        self, ref: int | str, spec_yaml: str, note: str = "", schema_version: int | None = None
+    ) -> dict:
+        body: dict[str, Any] = {"spec_yaml": spec_yaml, "note": note}
+        if schema_version is not None:
+            body["schema_version"] = schema_version
+        return self._send("PUT", _job(ref), body)
 
     def stop(self, ref: int | str) -> dict:
         return self._send("POST", _job(ref, "stop"))

@@ -35,6 +35,7 @@ API = "workbench/api"
 ERROR_STATUSES = {400, 401, 403, 404, 409}
 #: POST /jobs body keys (JobService.submit's keywords); ``notebook`` is base64.
 SUBMIT_KEYS = {"name", "team", "spec_yaml", "cluster", "notebook", "parity", "note"}
+SUBMIT_KEYS |= {"schema_version"}  # a published schema version to pin (schema safety)
 #: POST /silences body keys: ``for`` is a duration ("2h") or seconds; ``team`` defaults to
 #: the caller's only team
 SILENCE_KEYS = {"rule", "labels", "for", "comment", "team"}
@@ -43,13 +44,14 @@ SILENCE_KEYS = {"rule", "labels", "for", "comment", "team"}
 class ApiError(HTTPError):
     """An error answered as JSON: ``status``, ``type`` and a message saying what to do."""
 
-    def __init__(self, status: int, kind: str, message: str):
+    def __init__(self, status: int, kind: str, message: str, details: dict | None = None):
         super().__init__(status)
-        self.kind, self.message = kind, message
+        self.kind, self.message, self.details = kind, message, details or {}
 
 
-def error_body(status: int, kind: str, message: str) -> dict:
-    return {"error": {"status": status, "type": kind, "message": message}}
+def error_body(status: int, kind: str, message: str, details: dict | None = None) -> dict:
+    """The error's JSON; ``details``: a typed error's facts (its ``details()``) beside."""
+    return {"error": {"status": status, "type": kind, "message": message, **(details or {})}}
 
 
 def to_json(data: Any) -> str:
@@ -117,7 +119,8 @@ class ApiHandler(RequestHandler):
         except WorkbenchError as err:
             status = getattr(err, "status", None)
             status = status if status in ERROR_STATUSES else 400
-            raise ApiError(status, type(err).__name__, str(err)) from err
+            details = err.details() if hasattr(err, "details") else None
+            raise ApiError(status, type(err).__name__, str(err), details) from err
 
     async def who(self) -> Any:
         caller = self.caller()
@@ -175,7 +178,7 @@ class ApiHandler(RequestHandler):
         """The error body for ``write_error``'s arguments (a 500 logged with a reference)."""
         err = (kwargs.get("exc_info") or (None, None, None))[1]
         if isinstance(err, ApiError):
-            body = error_body(err.status_code, err.kind, err.message)
+            body = error_body(err.status_code, err.kind, err.message, err.details)
         elif isinstance(err, HTTPError):
             reason = err.reason or self._reason
             body = error_body(status_code, reason.replace(" ", ""), err.log_message or reason)
@@ -199,6 +202,7 @@ class JobsRoute(ApiHandler):
         data = self.body(SUBMIT_KEYS, required=("name", "team", "spec_yaml"))
         if data.get("notebook") is not None:
             data["notebook"] = _unbase64(data["notebook"], "notebook")
+        _check_schema_version(data)
         self.reply(await self.call("submit", **data), status=201)
 
 
@@ -207,8 +211,10 @@ class JobRoute(ApiHandler):
         self.reply(await self.call("get_job", ref))
 
     async def put(self, ref: str) -> None:
-        data = self.body({"spec_yaml", "note"}, required=("spec_yaml",))
-        self.reply(await self.call("edit", ref, data["spec_yaml"], note=data.get("note") or ""))
+        data = self.body({"spec_yaml", "note", "schema_version"}, required=("spec_yaml",))
+        pin = _check_schema_version(data)
+        note = data.get("note") or ""
+        self.reply(await self.call("edit", ref, data["spec_yaml"], note=note, schema_version=pin))
 
 
 class ActionRoute(ApiHandler):
@@ -310,6 +316,14 @@ class NoRoute(ApiHandler):
         raise ApiError(
             404, "NoSuchRoute", f"no API route {self.request.path}: the routes are {ROUTE_LIST}"
         )
+
+
+def _check_schema_version(data: dict) -> int | None:
+    """The body's ``schema_version``: a published version's number, or absent/null."""
+    value = data.get("schema_version")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise ApiError(400, "BadRequest", f"schema_version must be a version number, not {value!r}")
+    return value
 
 
 def _unbase64(value: Any, key: str) -> bytes:

@@ -1,0 +1,119 @@
+"""Schema pins end to end (``workbench serve`` in its own process, the session broker, a
+real Spark run): a job submitted after ``workbench schemas publish`` runs on that version;
+publishing an incompatible version leaves it running on its pin (same run, more batches);
+an edit asking for the incompatible version is refused with the list (CLI exit 1, HTTP
+400); an edit without one keeps the pin."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from service_process import Service
+from streaming import new_topic, publish_events
+
+from workbench.schemas.registry import BUNDLED_PROTOS
+
+BOOKING = "esb/booking.proto"
+BROKEN = ("  string customer_id = 5;", "  int64 customer_id = 5;")
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory, kafka_broker):
+    base = tmp_path_factory.mktemp("pins")
+    service = Service(base / "state", base / "home").start()
+    yield service
+    try:
+        service.stop_all()
+    finally:
+        service.stop()
+
+
+def schema_folder(base: Path, name: str, broken: bool) -> Path:
+    folder = base / name
+    shutil.copytree(BUNDLED_PROTOS, folder)
+    if broken:
+        path = folder / BOOKING
+        text = path.read_text()
+        assert BROKEN[0] in text
+        path.write_text(text.replace(*BROKEN))
+    return folder
+
+
+def spec(bootstrap: str, topic: str, out: Path) -> str:
+    return yaml.safe_dump({
+        "name": "pinned-e2e",
+        "streams": [{
+            "table": "booking", "message": "esb.booking.BookingLogMessage",
+            "bootstrap_servers": bootstrap, "topics": [topic], "starting_offsets": "earliest",
+        }],
+        "sql": "SELECT order_number, customer_id FROM booking",
+        "trigger_interval": "2s",
+        "sinks": [{"type": "log"}],
+        "dead_letter": {"type": "parquet", "path": str(out / "dead-letters")},
+    }, sort_keys=False)  # fmt: skip
+
+
+def running(job: dict) -> bool:
+    return job["status"] == "RUNNING" and job["run"] is not None
+
+
+def batches(job: dict) -> int:
+    return (job["metrics"] or {}).get("batches") or 0
+
+
+def test_a_job_keeps_running_on_its_pinned_schema_version(service, kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "pins")
+    publish_events(bootstrap, topic, 200, seed=5)
+    good = service.cli("alice", "schemas", "publish", schema_folder(tmp_path, "v1", False),
+                       "--note", "as shipped")  # fmt: skip
+    assert "published schema version 1" in good.stdout, good.stderr
+
+    text = spec(bootstrap, topic, tmp_path)
+    body = {"name": "pinned-e2e", "team": "pricing", "spec_yaml": text}
+    assert service.api("alice", "POST", "/jobs", body).status_code == 201
+    job = service.wait_for("pinned-e2e", lambda j: running(j) and batches(j) > 0, 300, "batches")
+    run = job["run"]["id"]
+    config = json.loads((service.state / "runs" / run / "run.json").read_text())
+    assert config["schema_version"] == 1 and config["schema_set"].endswith("v1.desc")
+
+    bad = service.cli("alice", "schemas", "publish", schema_folder(tmp_path, "v2", True))
+    assert "published schema version 2" in bad.stdout, bad.stderr
+    assert "1 breaking change(s) from version 1" in bad.stdout
+
+    # the job runs on, on version 1: the same run, more batches over new events
+    before = batches(service.job("pinned-e2e"))
+    publish_events(bootstrap, topic, 100, seed=6)
+    job = service.wait_for("pinned-e2e", lambda j: batches(j) > before, 120, "more batches")
+    assert job["run"]["id"] == run and job["status"] == "RUNNING"
+    log = service.get("/jobs/pinned-e2e/logs?limit=1000000")["text"]
+    assert "on schema version 1" in log
+
+    # asking for version 2 is refused with the list, over the CLI and HTTP
+    spec_file = tmp_path / "pinned.yaml"
+    spec_file.write_text(text)
+    refused = service.cli("alice", "jobs", "edit", "pinned-e2e", spec_file, "--schema-version", 2)
+    assert refused.returncode == 1
+    assert f"{BOOKING}:49: field-type-changed" in refused.stderr, refused.stderr
+    answer = service.api(
+        "alice", "PUT", "/jobs/pinned-e2e", {"spec_yaml": text, "schema_version": 2}
+    )
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["type"] == "SchemaBreakingError" and "customer_id" in error["message"]
+    [change] = error["changes"]
+    assert (change["kind"], change["file"], change["line"]) == ("field-type-changed", BOOKING, 49)
+
+    resubmit = ("jobs", "submit", spec_file, "--team", "pricing", "--schema-version", 2)
+    refused = service.cli("alice", *resubmit)
+    assert refused.returncode == 1 and "field-type-changed" in refused.stderr, refused.stderr
+
+    # an edit without a schema version keeps the pin
+    kept = service.cli("alice", "jobs", "edit", "pinned-e2e", spec_file, "--note", "same")
+    assert kept.returncode == 0, kept.stderr
+    versions = service.get("/jobs/pinned-e2e/versions")["versions"]
+    assert [v["schema_version"] for v in versions] == [1, 1]

@@ -1,0 +1,127 @@
+"""Facts to one metric row per topic and window (see README "Data quality" for definitions).
+
+:func:`aggregate` counts over the stored facts of the windows a micro-batch touched (Spark);
+:func:`finish` derives the ratios and the score of each row (plain Python), and
+:func:`frame` makes the rows a DataFrame for the sinks: ``window_timestamp`` (the window's
+start, the point time in InfluxDB), ``tag_topic``, the counts and ``emitted_batch`` (a
+Parquet reader keeps the row of the highest one per topic and window:
+:func:`latest`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from workbench.quality.score import completeness, score
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+PERCENTILES = (0.5, 0.95, 0.99)
+#: Metric columns, in order (besides window_timestamp, window_end and tag_topic).
+COUNTS = (
+    "total",
+    "unique",
+    "expected",
+    "missing",
+    "duplicates",
+    "key_duplicates",
+    "late",
+    "undecodable",
+)
+LATENCIES = tuple(
+    f"{name}_p{int(p * 100)}_ms"
+    for name in ("publish_latency", "processing_latency")
+    for p in PERCENTILES
+)
+
+
+def aggregate(facts: DataFrame, gaps: DataFrame) -> list[dict[str, Any]]:
+    """One dict of counts and latencies per (topic, window_start) of ``facts``."""
+    from pyspark.sql import functions as F
+
+    unique = facts.dropDuplicates(["topic", "partition", "offset"])
+    quantiles = "array(" + ", ".join(str(p) for p in PERCENTILES) + ")"
+    counts = unique.groupBy("topic", "window_start").agg(
+        F.count("*").alias("unique"),
+        F.count_distinct("md5").alias("payloads"),
+        F.count("bkey").alias("keyed"),
+        F.count_distinct("bkey").alias("keys"),
+        F.sum(F.col("late").cast("long")).alias("late"),
+        F.sum((~F.col("decoded")).cast("long")).alias("undecodable"),
+        F.expr(f"percentile(publish_ms - event_ms, {quantiles})").alias("publish_latency"),
+        F.expr(f"percentile(process_ms - publish_ms, {quantiles})").alias("processing_latency"),
+    )
+    totals = facts.groupBy("topic", "window_start").agg(F.count("*").alias("total"))
+    lost = (
+        gaps.dropDuplicates(["topic", "partition", "offset"])
+        .groupBy("topic", "window_start")
+        .agg(F.sum("missing").alias("missing"))
+    )
+    joined = counts.join(totals, ["topic", "window_start"]).join(
+        lost, ["topic", "window_start"], "left"
+    )
+    return [row.asDict() for row in joined.collect()]
+
+
+def finish(raw: dict[str, Any], window_ms: int, batch_id: int) -> dict[str, Any]:
+    """The metric row of one aggregated window: counts, ratios, latencies and the score."""
+    unique, missing = int(raw["unique"]), int(raw.get("missing") or 0)
+    row: dict[str, Any] = {
+        "window_timestamp": _time(raw["window_start"]),
+        "window_end": _time(raw["window_start"] + window_ms),
+        "tag_topic": raw["topic"],
+        "total": int(raw["total"]),
+        "unique": unique,
+        "expected": unique + missing,
+        "missing": missing,
+        "duplicates": unique - int(raw["payloads"]),
+        "key_duplicates": int(raw["keyed"]) - int(raw["keys"]),
+        "late": int(raw["late"] or 0),
+        "undecodable": int(raw["undecodable"] or 0),
+    }
+    row["completeness"] = completeness(unique, row["expected"])
+    for name in ("publish_latency", "processing_latency"):
+        values = raw.get(name) or [None] * len(PERCENTILES)
+        for p, value in zip(PERCENTILES, values, strict=True):
+            row[f"{name}_p{int(p * 100)}_ms"] = None if value is None else float(value)
+    row["score"] = score(row)
+    row["emitted_batch"] = batch_id
+    return row
+
+
+def _time(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def schema() -> Any:
+    """The Spark schema of metric rows."""
+    from pyspark.sql import types as T
+
+    fields = [
+        T.StructField("window_timestamp", T.TimestampType()),
+        T.StructField("window_end", T.TimestampType()),
+        T.StructField("tag_topic", T.StringType()),
+        *(T.StructField(c, T.LongType()) for c in COUNTS),
+        T.StructField("completeness", T.DoubleType()),
+        *(T.StructField(c, T.DoubleType()) for c in LATENCIES),
+        T.StructField("score", T.DoubleType()),
+        T.StructField("emitted_batch", T.LongType()),
+    ]
+    return T.StructType(fields)
+
+
+def frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
+    """Metric rows as a DataFrame of :func:`schema`."""
+    names = schema().fieldNames()
+    return spark.createDataFrame([tuple(r[n] for n in names) for r in rows], schema())
+
+
+def latest(rows: DataFrame) -> DataFrame:
+    """Of metric rows read back from Parquet, the last emission per topic and window."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = Window.partitionBy("tag_topic", "window_timestamp").orderBy(F.desc("emitted_batch"))
+    return rows.withColumn("_n", F.row_number().over(order)).where("_n = 1").drop("_n")

@@ -300,8 +300,16 @@ def parse(data: Any, source: str | None = None) -> DaggerSpec:
         raise SpecError(
             "(top)", "a spec is a YAML mapping of keys such as name, streams, sql", source
         )
+    kind = data.get("kind", "dagger")
+    if kind != "dagger":
+        raise SpecError(
+            "kind",
+            f"a '{kind}' spec is not a dagger: run it with 'workbench run' or submit it to "
+            "the job service (a dagger's spec has no kind, or kind: dagger)",
+            source,
+        )
     try:
-        return DaggerSpec.model_validate(data)
+        return DaggerSpec.model_validate({k: v for k, v in data.items() if k != "kind"})
     except ValidationError as err:
         raise _spec_error(err, source) from None
 

@@ -25,18 +25,20 @@ from workbench.spec import DaggerSpec
 
 
 def parse_spec(spec_yaml: str, source: str = "spec") -> DaggerSpec:
-    """The spec in ``spec_yaml`` (secret references left as written); SpecError if invalid."""
-    from workbench.spec import parse
+    """The spec in ``spec_yaml`` (secret references left as written), of any kind
+    (:mod:`workbench.kinds`: a quality spec runs and is supervised like a dagger);
+    SpecError if invalid."""
+    from workbench.kinds import KINDS
     from workbench.yamlsafe import load_text
 
     secrets.check(spec_yaml)
-    return parse(load_text(spec_yaml, source), source)
+    return KINDS.parse(load_text(spec_yaml, source), source)  # type: ignore[return-value]
 
 
 def spec_hash(spec: DaggerSpec) -> str:
-    from workbench.checkpoints import spec_hash as shape_hash
+    from workbench.kinds import KINDS
 
-    return shape_hash(spec)
+    return KINDS.shape_hash(spec)
 
 
 def versions_of(session: Session, job_id: int) -> list[Version]:

@@ -278,6 +278,10 @@ class QualityJob(StreamingJob):
                 for kind in ("facts", "gaps"):
                     shutil.rmtree(self.folder / kind / f"batch={batch}", ignore_errors=True)
 
+    def outputs(self) -> str:
+        where = ", ".join(s.describe() for s in self.spec.sinks) or "log"
+        return f"sinks: {where}; undecodable records counted (kept by no dead-letter sink)"
+
     def stop(self, graceful: bool = True, give_up: Callable[[], bool] | None = None) -> None:
         super().stop(graceful, give_up)
         for starts in self._log_starts.values():

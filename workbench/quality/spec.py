@@ -14,23 +14,21 @@
     alerts: [...]                      # metric rules over the metric rows
 
 Its streams are dagger streams (:class:`~workbench.spec.StreamSpec`) whose ``table`` is
-optional. :func:`parse` reads either kind: a spec without ``kind`` is a dagger.
+optional. :data:`workbench.kinds.KINDS` parses either kind: a spec without ``kind`` is a
+dagger.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from workbench.alerts.rules import AlertRule, check_notifiers
 from workbench.durations import to_millis
-from workbench.exceptions import SpecError
 from workbench.sinks.registry import SinkConfig
 from workbench.spec import DaggerSpec, StreamSpec, _Model, _spec_error, sink_list
-from workbench.spec import parse as parse_dagger
-
-KINDS = ("dagger", "quality")
 
 
 class QualityStream(StreamSpec):
@@ -129,21 +127,44 @@ class QualitySpec(_Model):
     def session_conf(self) -> dict[str, str]:
         return dict(self.spark_conf)
 
-
-def kind_of(data: Any) -> str:
-    """The ``kind`` of a spec mapping (``dagger`` when absent); a SpecError if unknown."""
-    kind = data.get("kind", "dagger") if isinstance(data, dict) else "dagger"
-    if kind not in KINDS:
-        raise SpecError("kind", f"unknown kind '{kind}'; one of {', '.join(KINDS)}")
-    return str(kind)
+    def with_bootstrap(self, servers: str) -> QualitySpec:
+        """This spec with every Kafka address (streams, Kafka sinks) set to ``servers``."""
+        streams = [s.model_copy(update={"bootstrap_servers": servers}) for s in self.streams]
+        sinks = [s.with_bootstrap(servers) for s in self.sinks]
+        return self.model_copy(update={"streams": streams, "sinks": sinks})
 
 
-def parse(data: Any, source: str | None = None) -> DaggerSpec | QualitySpec:
-    """A dagger or quality spec from a mapping, by its ``kind``."""
-    if kind_of(data) == "dagger":
-        plain = {k: v for k, v in data.items() if k != "kind"} if isinstance(data, dict) else data
-        return parse_dagger(plain, source)
+def parse(data: Any, source: str | None = None) -> QualitySpec:
+    """A quality spec from a mapping (already read from YAML)."""
     try:
         return QualitySpec.model_validate(data)
     except ValidationError as err:
         raise _spec_error(err, source, QualitySpec) from None
+
+
+def load(path: str | Path) -> QualitySpec:
+    """Read and validate the quality spec at ``path``."""
+    from workbench.yamlsafe import read_yaml
+
+    return parse(read_yaml(path, what="spec"), str(path))
+
+
+def shape_hash(spec: QualitySpec) -> str:
+    """What shapes the stored facts and state: streams (topics, message, event time),
+    window and business key. Sinks, lateness, triggers and alerts may change in place."""
+    import hashlib
+    import json
+
+    from workbench.checkpoints import stream_identity
+
+    shape = {
+        "kind": "quality",
+        "streams": [
+            {**stream_identity(s), "event_timestamp_field": s.event_timestamp_field}
+            for s in spec.streams
+        ],
+        "window_ms": spec.window_ms,
+        "business_key": spec.business_key,
+    }
+    text = json.dumps(shape, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -449,3 +449,18 @@ class NotifyError(WorkbenchError):
         self.status, self.answer, self.retryable = status, answer, retryable
         at = f" at {where}" if where else ""
         super().__init__(f"notifier '{receiver}' ({kind}{at}): {problem}")
+
+
+# quality
+class QualityTopicNotFoundError(JobServiceError):
+    """No quality job the caller may see measures this topic."""
+
+    status = 404
+
+    def __init__(self, topic: str, known: list[str]):
+        self.topic = topic
+        where = did_you_mean(topic, known) if known else " No quality job is visible to you."
+        super().__init__(
+            f"No quality job you may see measures topic '{topic}'.{where} Submit a "
+            "kind: quality spec for it, or set the service config's quality.topic_pattern."
+        )

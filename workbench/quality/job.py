@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.job import StreamingJob
 from workbench.progress import BatchReport, ProgressListener
-from workbench.quality import metrics
+from workbench.quality import history, metrics
 from workbench.quality.facts import raw_facts, windowed
 from workbench.quality.gaps import Gap, LogStarts, lost
 from workbench.quality.state import QualityState, StateFiles, where
@@ -240,6 +240,13 @@ class QualityJob(StreamingJob):
         gaps = self._stored("gaps").join(keys.hint("broadcast"), ["topic", "window_start"])
         found = metrics.aggregate(facts, gaps)
         rows = [metrics.finish(raw, self.spec.window_ms, batch_id) for raw in found]
+        if self.spec.reconcile is not None:
+            from workbench.quality.reconcile import reconciled, warehouse_counts
+
+            starts = {w for _, w in touched}
+            reconciled(
+                rows, warehouse_counts(self.spark, self.spec.reconcile, starts, self.spec.window_ms)
+            )
         return sorted(rows, key=lambda r: (r["tag_topic"], r["window_timestamp"]))
 
     def _write(self, rows: list[dict[str, Any]], batch_id: int) -> None:
@@ -250,6 +257,7 @@ class QualityJob(StreamingJob):
                 self.totals.add_written(config.describe(), done.rows, done.skipped)
             if self.on_rows is not None and rows:
                 self.on_rows(out, batch_id)
+            history.append(self.checkpoint, rows)  # what the service's quality page reads
         finally:
             out.unpersist()
 

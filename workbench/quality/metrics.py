@@ -30,6 +30,8 @@ COUNTS = (
     "late",
     "undecodable",
 )
+#: Reconciliation columns (null without ``reconcile``): see :mod:`workbench.quality.reconcile`.
+WAREHOUSE = ("warehouse", "warehouse_missing")
 LATENCIES = tuple(
     f"{name}_p{int(p * 100)}_ms"
     for name in ("publish_latency", "processing_latency")
@@ -107,6 +109,7 @@ def schema() -> Any:
         T.StructField("completeness", T.DoubleType()),
         *(T.StructField(c, T.DoubleType()) for c in LATENCIES),
         T.StructField("score", T.DoubleType()),
+        *(T.StructField(c, T.LongType()) for c in WAREHOUSE),
         T.StructField("emitted_batch", T.LongType()),
     ]
     return T.StructType(fields)
@@ -115,7 +118,7 @@ def schema() -> Any:
 def frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
     """Metric rows as a DataFrame of :func:`schema`."""
     names = schema().fieldNames()
-    return spark.createDataFrame([tuple(r[n] for n in names) for r in rows], schema())
+    return spark.createDataFrame([tuple(r.get(n) for n in names) for r in rows], schema())
 
 
 def latest(rows: DataFrame) -> DataFrame:

@@ -46,6 +46,9 @@ class ReconcileSpec(_Model):
     path: str
     time_column: str = "window_timestamp"
     count_column: str | None = Field(None, description="a column of counts to sum; rows if unset")
+    time_is: Literal["end", "start"] = Field(
+        "end", description="whether time_column marks a row's window end (Dagger's) or start"
+    )
 
 
 class QualitySpec(_Model):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,16 @@ def spec_hash(spec: DaggerSpec) -> str:
 def versions_of(session: Session, job_id: int) -> list[Version]:
     query = select(Version).where(Version.job_id == job_id).order_by(Version.number)
     return list(session.scalars(query))
+
+
+def visible_current(session: Session, who: Any) -> Iterator[tuple[Job, Version]]:
+    """Each job ``who`` may see with its current version, by job id."""
+    from workbench.jobs import authz
+
+    for job in session.scalars(select(Job).order_by(Job.id)):
+        current = version(session, job.id, job.current_version)
+        if current is not None and authz.can_see(who, job.team):
+            yield job, current
 
 
 def version(session: Session, job_id: int, number: int) -> Version | None:

@@ -25,18 +25,12 @@ class QualityJobView:
 
 
 def quality_jobs(service: Any, who: Any) -> list[QualityJobView]:
-    from sqlalchemy import select
-
-    from workbench.jobs import authz, versioning
-    from workbench.jobs.db import Job
+    from workbench.jobs import versioning
     from workbench.yamlsafe import load_text
 
     found = []
     with service.db.session() as s:
-        for job in s.scalars(select(Job).order_by(Job.id)):
-            current = versioning.version(s, job.id, job.current_version)
-            if current is None or not authz.can_see(who, job.team):
-                continue
+        for job, current in versioning.visible_current(s, who):
             data = load_text(current.spec_yaml) or {}
             if isinstance(data, dict) and data.get("kind") == "quality":
                 found.append(QualityJobView(job.name, job.team, job.status, current.checkpoint))

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from workbench.quality.board import topic_rows
+from workbench.quality.metrics import COUNTS
 from workbench.server.handlers import ApiHandler
 from workbench.server.health_page import CSP, PageRoute, page
 from workbench.server.quality_routes import hours_of
@@ -33,18 +34,7 @@ CHARTS = (
         "ms",
     ),
 )
-TABLE = (
-    "total",
-    "unique",
-    "expected",
-    "missing",
-    "duplicates",
-    "key_duplicates",
-    "late",
-    "undecodable",
-    "warehouse_missing",
-    "score",
-)
+TABLE = (*COUNTS, "warehouse_missing", "score")
 
 
 class QualityPage(PageRoute):

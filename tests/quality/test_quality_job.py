@@ -6,7 +6,8 @@ emitted again, corrected."""
 from __future__ import annotations
 
 from planted import LATE_MS, ON_TIME_MS, T0_MS, Planter, delete_before
-from streaming import new_topic
+from readback import influx_points
+from streaming import influx_v1_sink, new_topic
 
 from workbench.quality import metrics
 from workbench.quality.job import QualityJob
@@ -49,14 +50,16 @@ def run(spec, spark):
     return QualityJob(spec, spark, available_now=True, emit=None).run()
 
 
-def test_planted_faults_are_counted_exactly(spark, kafka_broker, tmp_path):
+def test_planted_faults_are_counted_exactly(spark, kafka_broker, influxdb_v1, tmp_path):
     bootstrap = kafka_broker.bootstrap
+    influx = {**influx_v1_sink(influxdb_v1), "measurement": "quality"}
     topic = new_topic(bootstrap, "quality", partitions=2)
     planter = Planter(bootstrap, topic)
     dup0 = planter.bookings(0, 300, window=0, duplicate_every=100)  # 1% twice
     dup1 = planter.bookings(300, 300, window=1, duplicate_every=100)
     planter.flush()
-    spec = quality_spec(bootstrap, topic, tmp_path)
+    parquet = {"type": "parquet", "path": str(tmp_path / "metrics")}
+    spec = quality_spec(bootstrap, topic, tmp_path, sinks=[parquet, influx])
     run(spec, spark)
     first = emitted(spark, tmp_path)
     assert counts(first[W0]) == {
@@ -113,6 +116,13 @@ def test_planted_faults_are_counted_exactly(spark, kafka_broker, tmp_path):
     }
     assert second[W1]["completeness"] == (total1) / (total1 + 20)
     assert second[W1]["score"] < 95
+
+    # InfluxDB: one point per (topic, window), overwritten when the window is emitted again
+    points = influx_points(influxdb_v1, influx["database"], "quality")
+    by_window = {p["time"]: p for p in points}
+    assert len(points) == 2 and {p["tag_topic"] for p in points} == {topic}
+    assert by_window[W0]["total"] == 309 and by_window[W0]["late"] == 6
+    assert by_window[W1]["missing"] == 20 and by_window[W1]["score"] == second[W1]["score"]
 
 
 def planted_key_duplicate(order: int) -> bytes:

@@ -54,3 +54,11 @@ def test_shape_hash_ignores_sinks_and_lateness_but_not_the_window():
     assert shape_hash(KINDS.parse({**base, "allowed_lateness": "1h", "sinks": []})) == first
     assert shape_hash(KINDS.parse({**base, "window": "5m"})) != first
     assert KINDS.shape_hash(KINDS.parse(base)) == first
+
+
+def test_alert_rules_name_metric_columns():
+    base = {"kind": "quality", "name": "q", "streams": [STREAM]}
+    rule = {"name": "low", "when": "score < 95", "group_by": ["tag_topic"]}
+    assert KINDS.parse({**base, "alerts": [rule]}).alerts[0].name == "low"
+    with pytest.raises(SpecError, match=r"alerts\[0\].when.*Unknown column 'scor'"):
+        KINDS.parse({**base, "alerts": [{**rule, "when": "scor < 95"}]})

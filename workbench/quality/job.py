@@ -98,6 +98,8 @@ class QualityJob(StreamingJob):
 
         ctx = self.context
         sinks = list(self.spec.sinks) or [LogConfig()]
+        for sink in sinks:
+            sink.check(metrics.schema())  # a SinkError before Spark reads anything
         try:
             frames = [raw_facts(self.spark, s, self.spec, ctx.registry) for s in self.spec.streams]
             facts = reduce(lambda a, b: a.unionByName(b), frames)

@@ -97,22 +97,28 @@ def _time(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, UTC)
 
 
+#: Every column of a metric row, in order, with its type (what alert rules may name).
+FIELDS: tuple[tuple[str, str], ...] = (
+    ("window_timestamp", "timestamp"),
+    ("window_end", "timestamp"),
+    ("tag_topic", "string"),
+    *((c, "long") for c in COUNTS),
+    ("completeness", "double"),
+    *((c, "double") for c in LATENCIES),
+    ("score", "double"),
+    *((c, "long") for c in WAREHOUSE),
+    ("emitted_batch", "long"),
+)
+COLUMNS = tuple(name for name, _ in FIELDS)
+
+
 def schema() -> Any:
-    """The Spark schema of metric rows."""
+    """The Spark schema of metric rows (:data:`FIELDS`)."""
     from pyspark.sql import types as T
 
-    fields = [
-        T.StructField("window_timestamp", T.TimestampType()),
-        T.StructField("window_end", T.TimestampType()),
-        T.StructField("tag_topic", T.StringType()),
-        *(T.StructField(c, T.LongType()) for c in COUNTS),
-        T.StructField("completeness", T.DoubleType()),
-        *(T.StructField(c, T.DoubleType()) for c in LATENCIES),
-        T.StructField("score", T.DoubleType()),
-        *(T.StructField(c, T.LongType()) for c in WAREHOUSE),
-        T.StructField("emitted_batch", T.LongType()),
-    ]
-    return T.StructType(fields)
+    kinds = {"timestamp": T.TimestampType, "string": T.StringType}
+    kinds |= {"long": T.LongType, "double": T.DoubleType}
+    return T.StructType([T.StructField(n, kinds[k]()) for n, k in FIELDS])
 
 
 def frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:

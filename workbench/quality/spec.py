@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from workbench.alerts.rules import AlertRule, check_notifiers
 from workbench.durations import to_millis
+from workbench.exceptions import SpecError
 from workbench.sinks.registry import SinkConfig
 from workbench.spec import DaggerSpec, StreamSpec, _Model, _spec_error, sink_list
 
@@ -139,10 +140,18 @@ class QualitySpec(_Model):
 
 def parse(data: Any, source: str | None = None) -> QualitySpec:
     """A quality spec from a mapping (already read from YAML)."""
+    from workbench.alerts.rules import check_columns
+    from workbench.quality.metrics import COLUMNS
+
     try:
-        return QualitySpec.model_validate(data)
+        spec = QualitySpec.model_validate(data)
     except ValidationError as err:
         raise _spec_error(err, source, QualitySpec) from None
+    try:
+        check_columns(spec.alerts, COLUMNS)  # the metric rows' columns are known up front
+    except SpecError as err:
+        raise SpecError(err.key, err.message, source) from None
+    return spec
 
 
 def load(path: str | Path) -> QualitySpec:

@@ -53,7 +53,7 @@ def quality(spark, bootstrap: str, topic: str, folder: Path, max_offsets: int) -
         }
     )
     began = time.monotonic()
-    QualityJob(spec, spark, available_now=True, emit=None).run(handle_signals=False)
+    QualityJob(spec, spark, available_now=True, emit=print).run(handle_signals=False)
     return time.monotonic() - began
 
 

@@ -123,21 +123,34 @@ class QualityJob(StreamingJob):
         spec = self.spec
         state = self._states.before(batch_id)
         facts = windowed(batch, spec, int(time.time() * 1000)).persist()
+        steps: list[tuple[str, float]] = [("start", time.monotonic())]
+
+        def step(name: str) -> None:
+            steps.append((name, time.monotonic()))
+
         try:
             kept = self._drop_closed(facts, state)
             gaps = self._gaps(facts, state)
+            step("facts+gaps")
             self._store(kept, gaps, batch_id)
             touched = {
                 (r.topic, r.window_start)
                 for r in kept.select("topic", "window_start").distinct().collect()
             }
             touched |= {(g["topic"], g["window_start"]) for g in gaps}
+            step("store")
             rows = self._recompute(touched, batch_id)
+            step("recompute")
             self._write(rows, batch_id)
+            step("write")
             self._states.save(batch_id, self._next_state(facts, kept, state, batch_id))
             self._prune(state)
+            step("state")
         finally:
             facts.unpersist()
+        if self.emit is not None:
+            took = ", ".join(f"{n} {t - steps[i][1]:.1f} s" for i, (n, t) in enumerate(steps[1:]))
+            self.emit(f"[{spec.name}] quality batch {batch_id}: {len(rows)} windows; {took}")
 
     def _drop_closed(self, facts: DataFrame, state: QualityState) -> DataFrame:
         from pyspark.sql import functions as F

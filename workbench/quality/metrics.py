@@ -40,31 +40,53 @@ LATENCIES = tuple(
 
 
 def aggregate(facts: DataFrame, gaps: DataFrame) -> list[dict[str, Any]]:
-    """One dict of counts and latencies per (topic, window_start) of ``facts``."""
+    """One dict of counts and latencies per (topic, window_start) of ``facts``.
+
+    Distinct counts are counted as groups (no ``count(DISTINCT ...)``, which Spark plans
+    with an Expand of every row per distinct column); each aggregate is small and merged
+    here."""
     from pyspark.sql import functions as F
 
-    unique = facts.dropDuplicates(["topic", "partition", "offset"])
-    quantiles = "array(" + ", ".join(str(p) for p in PERCENTILES) + ")"
-    counts = unique.groupBy("topic", "window_start").agg(
-        F.count("*").alias("unique"),
-        F.count_distinct("md5").alias("payloads"),
-        F.count("bkey").alias("keyed"),
-        F.count_distinct("bkey").alias("keys"),
-        F.sum(F.col("late").cast("long")).alias("late"),
-        F.sum((~F.col("decoded")).cast("long")).alias("undecodable"),
-        F.expr(f"percentile(publish_ms - event_ms, {quantiles})").alias("publish_latency"),
-        F.expr(f"percentile(process_ms - publish_ms, {quantiles})").alias("processing_latency"),
-    )
-    totals = facts.groupBy("topic", "window_start").agg(F.count("*").alias("total"))
-    lost = (
-        gaps.dropDuplicates(["topic", "partition", "offset"])
-        .groupBy("topic", "window_start")
-        .agg(F.sum("missing").alias("missing"))
-    )
-    joined = counts.join(totals, ["topic", "window_start"]).join(
-        lost, ["topic", "window_start"], "left"
-    )
-    return [row.asDict() for row in joined.collect()]
+    window = ["topic", "window_start"]
+    facts = facts.persist()
+    try:
+        unique = facts.dropDuplicates(["topic", "partition", "offset"]).persist()
+        quantiles = "array(" + ", ".join(str(p) for p in PERCENTILES) + ")"
+        found = _by_window(
+            unique.groupBy(*window).agg(
+                F.count("*").alias("unique"),
+                F.count("bkey").alias("keyed"),
+                F.sum(F.col("late").cast("long")).alias("late"),
+                F.sum((~F.col("decoded")).cast("long")).alias("undecodable"),
+                F.expr(f"percentile(publish_ms - event_ms, {quantiles})").alias("publish_latency"),
+                F.expr(f"percentile(process_ms - publish_ms, {quantiles})").alias(
+                    "processing_latency"
+                ),
+            )
+        )
+        parts = {
+            "payloads": unique.groupBy(*window, "md5").count(),
+            "keys": unique.where("bkey IS NOT NULL").groupBy(*window, "bkey").count(),
+        }
+        for name, groups in parts.items():
+            _merge(found, groups.groupBy(*window).agg(F.count("*").alias(name)), name)
+        _merge(found, facts.groupBy(*window).agg(F.count("*").alias("total")), "total")
+        lost = gaps.dropDuplicates(["topic", "partition", "offset"]).groupBy(*window)
+        _merge(found, lost.agg(F.sum("missing").alias("missing")), "missing")
+        unique.unpersist()
+    finally:
+        facts.unpersist()
+    return list(found.values())
+
+
+def _by_window(frame: DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(r.topic, r.window_start): r.asDict() for r in frame.collect()}
+
+
+def _merge(found: dict[tuple[str, int], dict[str, Any]], frame: DataFrame, name: str) -> None:
+    for key, row in _by_window(frame).items():
+        if key in found:
+            found[key][name] = row[name]
 
 
 def finish(raw: dict[str, Any], window_ms: int, batch_id: int) -> dict[str, Any]:
@@ -79,7 +101,7 @@ def finish(raw: dict[str, Any], window_ms: int, batch_id: int) -> dict[str, Any]
         "expected": unique + missing,
         "missing": missing,
         "duplicates": unique - int(raw["payloads"]),
-        "key_duplicates": int(raw["keyed"]) - int(raw["keys"]),
+        "key_duplicates": int(raw["keyed"]) - int(raw.get("keys") or 0),
         "late": int(raw["late"] or 0),
         "undecodable": int(raw["undecodable"] or 0),
     }

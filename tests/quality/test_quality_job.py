@@ -117,6 +117,14 @@ def test_planted_faults_are_counted_exactly(spark, kafka_broker, influxdb_v1, tm
     assert second[W1]["completeness"] == (total1) / (total1 + 20)
     assert second[W1]["score"] < 95
 
+    # records of a window the watermark closed are dropped; closed windows stay as they were
+    planter.bookings(3000, 3, window=-6)  # ends 50 min before W0; max event ~W1 + 10 min
+    planter.flush()
+    job = QualityJob(spec, spark, available_now=True, emit=None)
+    job.run()
+    third = emitted(spark, tmp_path)
+    assert job.too_late == 3 and third == second and W0 - 6 * 600_000 not in third
+
     # InfluxDB: one point per (topic, window), overwritten when the window is emitted again
     points = influx_points(influxdb_v1, influx["database"], "quality")
     by_window = {p["time"]: p for p in points}

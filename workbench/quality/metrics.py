@@ -42,51 +42,40 @@ LATENCIES = tuple(
 def aggregate(facts: DataFrame, gaps: DataFrame) -> list[dict[str, Any]]:
     """One dict of counts and latencies per (topic, window_start) of ``facts``.
 
-    Distinct counts are counted as groups (no ``count(DISTINCT ...)``, which Spark plans
-    with an Expand of every row per distinct column); each aggregate is small and merged
-    here."""
+    One Spark job: records are grouped by (topic, partition, offset) first (``n``: how often
+    each was read), then by window; distinct payloads and keys are the sizes of their sets
+    (no ``count(DISTINCT ...)``, which Spark plans with an Expand of every row). The gaps'
+    missing records are a second, small job."""
     from pyspark.sql import functions as F
 
     window = ["topic", "window_start"]
-    facts = facts.persist()
-    try:
-        unique = facts.dropDuplicates(["topic", "partition", "offset"]).persist()
-        quantiles = "array(" + ", ".join(str(p) for p in PERCENTILES) + ")"
-        found = _by_window(
-            unique.groupBy(*window).agg(
-                F.count("*").alias("unique"),
-                F.count("bkey").alias("keyed"),
-                F.sum(F.col("late").cast("long")).alias("late"),
-                F.sum((~F.col("decoded")).cast("long")).alias("undecodable"),
-                F.expr(f"percentile(publish_ms - event_ms, {quantiles})").alias("publish_latency"),
-                F.expr(f"percentile(process_ms - publish_ms, {quantiles})").alias(
-                    "processing_latency"
-                ),
-            )
+    kept = ("md5", "bkey", "late", "decoded", "publish_ms", "event_ms", "process_ms")
+    records = facts.groupBy(*window, "partition", "offset").agg(
+        F.count("*").alias("n"), *(F.first(c).alias(c) for c in kept)
+    )
+    quantiles = "array(" + ", ".join(str(p) for p in PERCENTILES) + ")"
+    found = _by_window(
+        records.groupBy(*window).agg(
+            F.sum("n").alias("total"),
+            F.count("*").alias("unique"),
+            F.size(F.collect_set("md5")).alias("payloads"),
+            F.count("bkey").alias("keyed"),
+            F.size(F.collect_set("bkey")).alias("keys"),
+            F.sum(F.col("late").cast("long")).alias("late"),
+            F.sum((~F.col("decoded")).cast("long")).alias("undecodable"),
+            F.expr(f"percentile(publish_ms - event_ms, {quantiles})").alias("publish_latency"),
+            F.expr(f"percentile(process_ms - publish_ms, {quantiles})").alias("processing_latency"),
         )
-        parts = {
-            "payloads": unique.groupBy(*window, "md5").count(),
-            "keys": unique.where("bkey IS NOT NULL").groupBy(*window, "bkey").count(),
-        }
-        for name, groups in parts.items():
-            _merge(found, groups.groupBy(*window).agg(F.count("*").alias(name)), name)
-        _merge(found, facts.groupBy(*window).agg(F.count("*").alias("total")), "total")
-        lost = gaps.dropDuplicates(["topic", "partition", "offset"]).groupBy(*window)
-        _merge(found, lost.agg(F.sum("missing").alias("missing")), "missing")
-        unique.unpersist()
-    finally:
-        facts.unpersist()
+    )
+    lost = gaps.dropDuplicates(["topic", "partition", "offset"]).groupBy(*window)
+    for key, row in _by_window(lost.agg(F.sum("missing").alias("missing"))).items():
+        if key in found:
+            found[key]["missing"] = row["missing"]
     return list(found.values())
 
 
 def _by_window(frame: DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
     return {(r.topic, r.window_start): r.asDict() for r in frame.collect()}
-
-
-def _merge(found: dict[tuple[str, int], dict[str, Any]], frame: DataFrame, name: str) -> None:
-    for key, row in _by_window(frame).items():
-        if key in found:
-            found[key][name] = row[name]
 
 
 def finish(raw: dict[str, Any], window_ms: int, batch_id: int) -> dict[str, Any]:

@@ -194,5 +194,5 @@ def test_template_previews(kafka_broker, workbench_kernel, tmp_path):
 
 
 def test_every_shipped_notebook_is_tested():
-    tested = {ex.file for ex in EXAMPLES} | {"city_dashboard.ipynb"}
+    tested = {ex.file for ex in EXAMPLES} | {"city_dashboard.ipynb", "quality.ipynb"}
     assert {p.name for p in (ROOT / "notebooks").glob("*.ipynb")} == tested

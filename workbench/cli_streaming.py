@@ -16,23 +16,23 @@ from workbench.exceptions import WorkbenchError
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from workbench import deadletters
-    from workbench import spec as spec_module
-    from workbench.job import StreamingJob, with_bootstrap
+    from workbench.job import with_bootstrap
+    from workbench.kinds import KINDS
 
     # Spark's own ERROR lines repeat the failure as pages of JVM trace: only with --verbose.
     os.environ.setdefault("WORKBENCH_SPARK_LOG_LEVEL", "WARN" if args.verbose else "OFF")
-    spec = spec_module.load(args.spec)
+    spec = KINDS.load(args.spec)  # a dagger, or a quality job (kind: quality)
     if args.bootstrap_servers:
-        spec = with_bootstrap(spec, args.bootstrap_servers)
-    job = StreamingJob(spec, checkpoint=args.checkpoint, available_now=args.available_now)
+        spec = with_bootstrap(spec, args.bootstrap_servers)  # type: ignore[arg-type]
+    job = KINDS.job_class(spec)(
+        spec,  # type: ignore[arg-type]
+        checkpoint=args.checkpoint,
+        available_now=args.available_now,
+    )
     with _one_paragraph(job, args.verbose):
         job.start()
-        where = ", ".join(s.describe() for s in spec.sinks) or "log"
-        print(
-            f"dagger '{spec.name}' running: checkpoint {job.checkpoint}; sinks: {where}; "
-            f"dead letters: {deadletters.describe(spec)}"
-        )
+        kind = getattr(spec, "kind", "dagger")
+        print(f"{kind} '{spec.name}' running: checkpoint {job.checkpoint}; {job.outputs()}")
         print("stop with Ctrl-C (or SIGTERM): the current micro-batch finishes first")
         totals = job.run(duration_s=args.duration)
     print(

@@ -479,3 +479,18 @@ class SchemaBreakingError(WorkbenchError):
 
 def _named(version: int | None) -> str:
     return "bundled" if version is None else str(version)
+
+
+# quality
+class QualityTopicNotFoundError(JobServiceError):
+    """No quality job the caller may see measures this topic."""
+
+    status = 404
+
+    def __init__(self, topic: str, known: list[str]):
+        self.topic = topic
+        where = did_you_mean(topic, known) if known else " No quality job is visible to you."
+        super().__init__(
+            f"No quality job you may see measures topic '{topic}'.{where} Submit a "
+            "kind: quality spec for it, or set the service config's quality.topic_pattern."
+        )

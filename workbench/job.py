@@ -42,13 +42,13 @@ from workbench.sinks.registry import (
     Written,
 )
 from workbench.spark_errors import summary
+from workbench.spec import DaggerSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
     from workbench.schemas.registry import SchemaRegistry
-    from workbench.spec import DaggerSpec
 
 QUERY = checkpoints.QUERY  # the job's streaming query (and its checkpoint folder)
 
@@ -60,6 +60,8 @@ def default_checkpoint(job: str) -> Path:
 def with_bootstrap(spec: DaggerSpec, servers: str) -> DaggerSpec:
     """``spec`` with every Kafka address (streams, Kafka sinks, dead letters) set to
     ``servers``."""
+    if not isinstance(spec, DaggerSpec):  # another kind knows its own addresses
+        return spec.with_bootstrap(servers)  # type: ignore[no-any-return]
     streams = [s.model_copy(update={"bootstrap_servers": servers}) for s in spec.streams]
     sinks = [s.with_bootstrap(servers) for s in spec.sinks]
     dead = spec.dead_letter.model_copy(update={"bootstrap_servers": servers})
@@ -291,6 +293,11 @@ class StreamingJob:
             _drain_listeners(self.spark)  # the last progress events still count
             self.spark.streams.removeListener(self._listener)
             self._listener = None
+
+    def outputs(self) -> str:
+        """Where the job writes, for people: its sinks and dead letters."""
+        where = ", ".join(s.describe() for s in self.spec.sinks) or "log"
+        return f"sinks: {where}; dead letters: {deadletters.describe(self.spec)}"
 
     def nothing_read(self) -> str | None:
         """After a bounded (``available_now``) run: a warning when it read no record."""

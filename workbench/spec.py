@@ -187,17 +187,10 @@ class DaggerSpec(_Model):
         to_millis(value)
         return value
 
-    @field_validator("sinks", mode="before")
-    @classmethod
-    def _sinks(cls, value: Any) -> list[SinkConfig]:
-        if not isinstance(value, list):
-            raise ValueError("expected a list of sinks, each with a 'type'")
-        return [_sink(item, i) for i, item in enumerate(value)]
-
-    @field_validator("notifiers", mode="before")
-    @classmethod
-    def _notifiers(cls, value: Any) -> dict[str, dict[str, Any]]:
-        return check_notifiers(value)
+    _sinks = field_validator("sinks", mode="before")(lambda cls, value: sink_list(value))
+    _notifiers = field_validator("notifiers", mode="before")(
+        lambda cls, value: check_notifiers(value)
+    )
 
     @model_validator(mode="after")
     def _distinct_alerts(self) -> DaggerSpec:
@@ -271,6 +264,13 @@ class _SinkError(ValueError):
         super().__init__(str(err))
 
 
+def sink_list(value: Any) -> list[SinkConfig]:
+    """A spec's ``sinks`` list, each item checked against its type's model."""
+    if not isinstance(value, list):
+        raise ValueError("expected a list of sinks, each with a 'type'")
+    return [_sink(item, i) for i, item in enumerate(value)]
+
+
 def _sink(item: Any, index: int) -> SinkConfig:
     if isinstance(item, SinkConfig):
         return item
@@ -300,8 +300,16 @@ def parse(data: Any, source: str | None = None) -> DaggerSpec:
         raise SpecError(
             "(top)", "a spec is a YAML mapping of keys such as name, streams, sql", source
         )
+    kind = data.get("kind", "dagger")
+    if kind != "dagger":
+        raise SpecError(
+            "kind",
+            f"a '{kind}' spec is not a dagger: run it with 'workbench run' or submit it to "
+            "the job service (a dagger's spec has no kind, or kind: dagger)",
+            source,
+        )
     try:
-        return DaggerSpec.model_validate(data)
+        return DaggerSpec.model_validate({k: v for k, v in data.items() if k != "kind"})
     except ValidationError as err:
         raise _spec_error(err, source) from None
 
@@ -327,22 +335,25 @@ def located(err: SpecError, path: str | Path) -> SpecError:
     return SpecError(err.key, err.message, f"{path}, line {line}" if line else str(path))
 
 
-def _spec_error(err: ValidationError, source: str | None) -> SpecError:
-    problems = [_problem(e) for e in err.errors()]
+def _spec_error(
+    err: ValidationError, source: str | None, model: type[BaseModel] | None = None
+) -> SpecError:
+    """One SpecError for every problem of ``err`` (keys of ``model``, a DaggerSpec if None)."""
+    problems = [_problem(e, model or DaggerSpec) for e in err.errors()]
     key, message = problems[0]
     if len(problems) > 1:
         message += "".join(f"\n  - spec key '{k}': {m}" for k, m in problems[1:])
     return SpecError(key, message, source)
 
 
-def _problem(error: Any) -> tuple[str, str]:
+def _problem(error: Any, model: type[BaseModel]) -> tuple[str, str]:
     loc = list(error["loc"])
     ctx_err = (error.get("ctx") or {}).get("error")
     if isinstance(ctx_err, _SinkError):
         return _sink_problem(loc, ctx_err)
     if isinstance(ctx_err, NotifierProblem):
         return _key([*loc, *ctx_err.key]), f"{str(ctx_err).rstrip('.')}."
-    return _key(loc), _explain(error, loc, DaggerSpec)
+    return _key(loc), _explain(error, loc, model)
 
 
 def _sink_problem(loc: list, err: _SinkError) -> tuple[str, str]:

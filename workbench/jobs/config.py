@@ -34,6 +34,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from workbench.exceptions import SpecError
@@ -156,6 +157,51 @@ class KafkaCluster(_Model):
         return value
 
 
+class QualityAuto(_Model):
+    """``quality:``: a quality job (``kind: quality``) made for each topic matching
+    ``topic_pattern`` that has none yet (:mod:`workbench.quality.auto`)."""
+
+    #: a regex; a matching topic's job is named ``name_prefix`` + the topic
+    topic_pattern: str
+    #: the protobuf message the topics hold
+    message: str
+    #: a ``kafka_clusters`` name (its bootstrap servers), or ``bootstrap_servers``
+    cluster: str | None = None
+    bootstrap_servers: str | None = None
+    team: str = "default"
+    event_timestamp_field: str = "event_timestamp"
+    window: str = "10m"
+    allowed_lateness: str = "30m"
+    late_after: str = "1m"
+    business_key: str | None = None
+    #: sinks as in a spec; ``{topic}`` in a text value is the topic's name
+    sinks: list[dict[str, Any]] = Field(default_factory=list)
+    #: alert rules as in a spec
+    alerts: list[dict[str, Any]] = Field(default_factory=list)
+    #: the Spark cluster of the jobs (the team's default if unset)
+    spark_cluster: str | None = None
+    name_prefix: str = "quality-"
+    #: how often the topics are listed
+    every_s: float = Field(default=30.0, gt=0)
+
+    @field_validator("topic_pattern")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        import re
+
+        try:
+            re.compile(value)
+        except re.error as err:
+            raise ValueError(f"not a valid regular expression: {err}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_address(self) -> QualityAuto:
+        if bool(self.cluster) == bool(self.bootstrap_servers):
+            raise ValueError("give one of 'cluster' (a kafka_clusters name) or 'bootstrap_servers'")
+        return self
+
+
 def _default_clusters() -> dict[str, Cluster]:
     return {"local": Cluster()}
 
@@ -172,6 +218,8 @@ class ServiceConfig(_Model):
     #: team-wide notifiers: {team: {name: notifier config}}; a spec's own come first
     notifiers: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
     alerting: Alerting = Field(default_factory=Alerting)
+    #: quality jobs made automatically for new topics (none unless set)
+    quality: QualityAuto | None = None
     #: the service's address in notification links (default: where it listens)
     external_url: str = ""
     heartbeat_s: float = Field(default=2.0, gt=0)

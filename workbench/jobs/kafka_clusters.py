@@ -76,18 +76,12 @@ def probe(cluster: KafkaCluster, timeout_s: float = 5.0) -> dict[str, Any]:
 def readers(service: Any, who: Any, name: str) -> list[dict[str, Any]]:
     """The jobs ``who`` may see whose current version reads cluster ``name``:
     ``[{job, team, tables}]``."""
-    from sqlalchemy import select
-
-    from workbench.jobs import authz, versioning
-    from workbench.jobs.db import Job
+    from workbench.jobs import versioning
     from workbench.yamlsafe import load_text
 
     found = []
     with service.db.session() as s:
-        for job in s.scalars(select(Job).order_by(Job.id)):
-            current = versioning.version(s, job.id, job.current_version)
-            if current is None or not authz.can_see(who, job.team):
-                continue
+        for job, current in versioning.visible_current(s, who):
             streams = (load_text(current.spec_yaml) or {}).get("streams") or []
             tables = [
                 str(st.get("table"))

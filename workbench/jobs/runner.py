@@ -65,7 +65,7 @@ def load_spec(path: Path) -> tuple[DaggerSpec, Callable[[str], str]]:
 
     A spec invalid once resolved is reported as written (with the reference text) when
     that is invalid too, else by key only: no error quotes a resolved value."""
-    from workbench import spec as spec_module
+    from workbench.kinds import KINDS
     from workbench.yamlsafe import read_yaml
 
     source = str(path)
@@ -75,9 +75,9 @@ def load_spec(path: Path) -> tuple[DaggerSpec, Callable[[str], str]]:
     resolved = secrets.resolve(data, found)
     mask = secrets.redact(found.values())
     try:
-        return spec_module.parse(resolved, source), mask
+        return KINDS.parse(resolved, source), mask  # type: ignore[return-value]
     except SpecError as err:
-        spec_module.parse(data, source)  # raises the error as written, if there is one
+        KINDS.parse(data, source)  # raises the error as written, if there is one
         refs = secrets.references(str(_at(data, err.key))) or secrets.references(str(data))
         raise SpecError(
             err.key,
@@ -251,13 +251,13 @@ class Runner:
         return self._stop.is_set() or self.dir.stop_requested()
 
     def _start(self, spec: DaggerSpec, config: RunConfig, floor: datetime | None) -> StreamingJob:
-        from workbench.job import StreamingJob
         from workbench.jobs.schema_pins import registry_for_run
+        from workbench.kinds import KINDS
 
         spark = self._session(spec, config)
         rules = [a for a in spec.alerts if a.kind == "metric"]
         self._alerting = (config, rules) if rules else None
-        self.job = StreamingJob(
+        self.job = KINDS.job_class(spec)(  # a dagger, or a quality job (kind: quality)
             spec,
             spark,
             checkpoint=config.checkpoint,

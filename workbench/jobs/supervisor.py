@@ -59,6 +59,7 @@ from workbench.jobs.kafka_watch import KafkaWatch
 from workbench.jobs.reschedule import Rescheduler
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
+from workbench.quality.auto import QualityAuto
 from workbench.schemas.versions import SchemaVersions
 
 LOG = logging.getLogger(__name__)
@@ -82,6 +83,7 @@ class Supervisor:
         self.alerting = Alerting(config, db)
         self.rescheduler = Rescheduler(config)
         self.kafka_watch = KafkaWatch(config, db)  # automatic Kafka failover
+        self.quality_auto = QualityAuto(config, db)  # quality jobs for new topics
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None
@@ -158,6 +160,7 @@ class Supervisor:
         self._guarded(lambda: self.hosts.tend(self._host_load()))  # shared applications
         self._guarded(self.alerting.tick)
         self._guarded(self.kafka_watch.tick)  # jobs of a Kafka cluster down go to its standby
+        self._guarded(self.quality_auto.tick)  # a quality job per new matching topic
 
     @staticmethod
     def _guarded(step: Callable[..., Any], *args: Any) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,23 +28,35 @@ KEEP = -1
 
 
 def parse_spec(spec_yaml: str, source: str = "spec") -> DaggerSpec:
-    """The spec in ``spec_yaml`` (secret references left as written); SpecError if invalid."""
-    from workbench.spec import parse
+    """The spec in ``spec_yaml`` (secret references left as written), of any kind
+    (:mod:`workbench.kinds`: a quality spec runs and is supervised like a dagger);
+    SpecError if invalid."""
+    from workbench.kinds import KINDS
     from workbench.yamlsafe import load_text
 
     secrets.check(spec_yaml)
-    return parse(load_text(spec_yaml, source), source)
+    return KINDS.parse(load_text(spec_yaml, source), source)  # type: ignore[return-value]
 
 
 def spec_hash(spec: DaggerSpec) -> str:
-    from workbench.checkpoints import spec_hash as shape_hash
+    from workbench.kinds import KINDS
 
-    return shape_hash(spec)
+    return KINDS.shape_hash(spec)
 
 
 def versions_of(session: Session, job_id: int) -> list[Version]:
     query = select(Version).where(Version.job_id == job_id).order_by(Version.number)
     return list(session.scalars(query))
+
+
+def visible_current(session: Session, who: Any) -> Iterator[tuple[Job, Version]]:
+    """Each job ``who`` may see with its current version, by job id."""
+    from workbench.jobs import authz
+
+    for job in session.scalars(select(Job).order_by(Job.id)):
+        current = version(session, job.id, job.current_version)
+        if current is not None and authz.can_see(who, job.team):
+            yield job, current
 
 
 def version(session: Session, job_id: int, number: int) -> Version | None:

@@ -387,3 +387,7 @@ def rules(
 from workbench.server import cluster_routes, kafka_cluster_routes  # noqa: E402
 
 ROUTES += cluster_routes.ROUTES + kafka_cluster_routes.ROUTES
+
+from workbench.server import quality_routes  # noqa: E402
+
+ROUTES += quality_routes.ROUTES

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.server import health_page, prometheus
+from workbench.server import health_page, prometheus, quality_page
 from workbench.server.handlers import rules
 
 UNDER = "workbench"
-ROUTES = [*health_page.ROUTES, *prometheus.ROUTES]
+ROUTES = [*health_page.ROUTES, *prometheus.ROUTES, *quality_page.ROUTES]
 
 
 def page_rules(

@@ -1,0 +1,83 @@
+"""Quality jobs made for new topics matching the service's ``quality:`` (the supervisor step,
+on the real broker and the service's database; no job is run here)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import yaml
+from streaming import new_topic
+
+from workbench.jobs.config import ServiceConfig
+from workbench.jobs.service import JobService
+from workbench.kinds import KINDS
+from workbench.quality.auto import QualityAuto, job_name, matching, spec_for
+
+
+def settings(**extra):
+    return {
+        "topic_pattern": "orders-.*",
+        "message": "esb.booking.BookingLogMessage",
+        "bootstrap_servers": "127.0.0.1:9092",
+        "team": "pricing",
+        "business_key": "order_number",
+        "sinks": [{"type": "parquet", "path": "/data/quality/{topic}"}],
+        **extra,
+    }
+
+
+def test_names_patterns_and_specs():
+    assert job_name("orders.v2/eu") == "quality-orders-v2-eu"
+    assert matching(["orders-a", "xorders-b", "__orders-c", "orders-"], "orders-.*") == [
+        "orders-",
+        "orders-a",
+    ]
+    config = ServiceConfig(state_dir="/tmp/unused", quality=settings())
+    spec = KINDS.parse(spec_for("orders-a", config.quality, "127.0.0.1:9092"))
+    assert spec.kind == "quality" and spec.name == "quality-orders-a" and spec.team == "pricing"
+    assert spec.sinks[0].path == "/data/quality/orders-a"
+    assert spec.streams[0].topics == ["orders-a"] and spec.business_key == "order_number"
+
+
+def test_each_new_matching_topic_gets_one_job(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    prefix = f"orders-{uuid.uuid4().hex[:6]}"
+    first = new_topic(bootstrap, prefix, partitions=1)
+    new_topic(bootstrap, f"other-{prefix}", partitions=1)
+    quality = settings(topic_pattern=f"{prefix}-.*", bootstrap_servers=bootstrap, every_s=0.01)
+    config = ServiceConfig(state_dir=tmp_path, quality=quality)
+    service = JobService(config)
+    auto = QualityAuto(config, service.db)
+    try:
+        auto.tick()
+        assert names(service) == {job_name(first)}
+        second = new_topic(bootstrap, prefix, partitions=1)
+        time.sleep(0.02)
+        auto.tick()
+        auto.tick()
+        assert names(service) == {job_name(first), job_name(second)}
+        (version,) = service_versions(service, job_name(second))
+        spec = yaml.safe_load(version)
+        assert spec["kind"] == "quality" and spec["streams"][0]["topics"] == [second]
+    finally:
+        service.close()
+
+
+def names(service) -> set[str]:
+    from sqlalchemy import select
+
+    from workbench.jobs.db import Job
+
+    with service.db.session() as s:
+        return set(s.scalars(select(Job.name)))
+
+
+def service_versions(service, name: str) -> list[str]:
+    from sqlalchemy import select
+
+    from workbench.jobs.db import Job, Version
+
+    with service.db.session() as s:
+        job = s.scalars(select(Job).where(Job.name == name)).one()
+        return list(s.scalars(select(Version.spec_yaml).where(Version.job_id == job.id)))

@@ -1,0 +1,103 @@
+"""Spec kinds: a spec's ``kind`` names how it is parsed, hashed and run.
+
+``dagger`` (the default: every spec without ``kind``) is a :class:`~workbench.spec.DaggerSpec`
+run by :class:`~workbench.job.StreamingJob`; ``quality`` a
+:class:`~workbench.quality.spec.QualitySpec` run by
+:class:`~workbench.quality.job.QualityJob`. Each kind registers a :class:`Kind`; callers
+ask :data:`KINDS` (``parse``, ``load``, ``job_class``, ``shape_hash``) instead of
+branching on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.exceptions import SpecError
+
+if TYPE_CHECKING:
+    from workbench.job import StreamingJob
+    from workbench.quality.spec import QualitySpec
+    from workbench.spec import DaggerSpec
+
+    AnySpec = DaggerSpec | QualitySpec
+
+
+def _named(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of spec, by dotted ``module:name`` paths (imported when asked): its spec
+    module (with ``parse(data, source)`` and ``load(path)``), its job class, and its shape
+    hash (equal hashes may share a checkpoint)."""
+
+    name: str
+    spec_module: str
+    job: str
+    shape_hash: str
+
+    def parse(self, data: Any, source: str | None) -> AnySpec:
+        return _named(f"{self.spec_module}:parse")(data, source)  # type: ignore[no-any-return]
+
+    def load(self, path: str | Path) -> AnySpec:
+        return _named(f"{self.spec_module}:load")(path)  # type: ignore[no-any-return]
+
+
+class Kinds:
+    """The registered kinds by name; :data:`KINDS` is the one instance."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, Kind] = {}
+
+    def add(self, kind: Kind) -> None:
+        self._kinds[kind.name] = kind
+
+    def names(self) -> list[str]:
+        return list(self._kinds)
+
+    def of(self, data: Any) -> Kind:
+        """The kind of a spec mapping (``dagger`` when it names none)."""
+        name = data.get("kind", "dagger") if isinstance(data, dict) else "dagger"
+        if name not in self._kinds:
+            raise SpecError("kind", f"unknown kind '{name}'; one of {', '.join(self._kinds)}")
+        return self._kinds[str(name)]
+
+    def of_spec(self, spec: AnySpec) -> Kind:
+        return self._kinds[getattr(spec, "kind", "dagger")]
+
+    def parse(self, data: Any, source: str | None = None) -> AnySpec:
+        """A spec of any kind from a mapping read from YAML."""
+        return self.of(data).parse(data, source)
+
+    def load(self, path: str | Path) -> AnySpec:
+        """The spec file at ``path``, of any kind."""
+        from workbench.yamlsafe import read_yaml
+
+        return self.of(read_yaml(path, what="spec")).load(path)
+
+    def job_class(self, spec: AnySpec) -> type[StreamingJob]:
+        return _named(self.of_spec(spec).job)  # type: ignore[no-any-return]
+
+    def shape_hash(self, spec: AnySpec) -> str:
+        return str(_named(self.of_spec(spec).shape_hash)(spec))
+
+
+KINDS = Kinds()
+KINDS.add(
+    Kind(
+        "dagger", "workbench.spec", "workbench.job:StreamingJob", "workbench.checkpoints:spec_hash"
+    )
+)
+KINDS.add(
+    Kind(
+        "quality",
+        "workbench.quality.spec",
+        "workbench.quality.job:QualityJob",
+        "workbench.quality.spec:shape_hash",
+    )
+)

@@ -449,3 +449,11 @@ class NotifyError(WorkbenchError):
         self.status, self.answer, self.retryable = status, answer, retryable
         at = f" at {where}" if where else ""
         super().__init__(f"notifier '{receiver}' ({kind}{at}): {problem}")
+
+
+# chaos
+
+
+class ChaosError(WorkbenchError):
+    """A chaos scenario, fault, probe or load run that cannot go on; the message says why
+    and what to change (a scenario file's key, a port, a fault's name)."""

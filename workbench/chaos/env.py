@@ -1,0 +1,48 @@
+"""What a chaos run acts on: the brokers, the fault proxy, the job service, the sink server.
+
+Faults find their targets here (a fault whose target is missing says which to give); the
+probes read the job and the broker through it. Every part is optional.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.exceptions import ChaosError
+
+if TYPE_CHECKING:
+    from workbench.chaos.proxy import FaultProxy
+    from workbench.infra.kafka import Broker
+    from workbench.server.client import ServiceClient
+
+
+@dataclass
+class ChaosEnv:
+    """``bootstrap``: the brokers' address clients use; ``brokers``: the broker processes
+    (a single broker or a cluster's nodes) faults may kill; ``proxy``: the fault proxy the
+    brokers advertise; ``client`` and ``job``: the job service and the dagger under test;
+    ``sink``: a sink server with ``start()``/``stop()`` and ``state_dir``/``port``
+    (e.g. :class:`workbench.infra.timeseries.InfluxServer`)."""
+
+    bootstrap: str
+    brokers: list[Broker]
+    proxy: FaultProxy | None = None
+    client: ServiceClient | None = None
+    job: str | None = None
+    sink: Any = None
+
+    def need(self, part: str, fault: str) -> Any:
+        value = getattr(self, part)
+        if value in (None, []):
+            raise ChaosError(
+                f"The fault '{fault}' needs the run's {part}, which this run has none of: "
+                f"start the scenario with one (see README, 'Chaos and load')."
+            )
+        return value
+
+    def job_view(self) -> dict[str, Any]:
+        """The job service's view of the job under test (empty without one)."""
+        if self.client is None or self.job is None:
+            return {}
+        return self.client.get_job(self.job)

@@ -7,6 +7,7 @@ probes read the job and the broker through it. Every part is optional.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import ChaosError
@@ -46,3 +47,42 @@ class ChaosEnv:
         if self.client is None or self.job is None:
             return {}
         return self.client.get_job(self.job)
+
+
+def brokers_in(state_dir: Path) -> list[Broker]:
+    """The brokers whose state ``state_dir`` holds (a cluster's layout, or one broker's
+    ``server.properties``), with the ports and advertised port they were started with."""
+    from workbench.infra.broker_cluster import BrokerCluster
+
+    cluster = BrokerCluster.existing(state_dir)
+    brokers = cluster.brokers if cluster else [_single(state_dir)]
+    for broker in brokers:
+        broker.advertised_port = _advertised_port(broker.state_dir) or broker.port
+    return brokers
+
+
+def _single(state_dir: Path) -> Broker:
+    from workbench.infra.kafka import Broker
+
+    settings = _properties(state_dir)
+    if "listeners" not in settings:
+        raise ChaosError(
+            f"No Kafka broker state in {state_dir}: give --kafka-dir the folder "
+            "`workbench dev kafka up --state-dir` used."
+        )
+    ports = dict(part.split("://") for part in settings["listeners"].split(","))
+    port = int(ports["PLAINTEXT"].rpartition(":")[2])
+    return Broker(state_dir, port, int(ports["CONTROLLER"].rpartition(":")[2]))
+
+
+def _advertised_port(state_dir: Path) -> int | None:
+    advertised = _properties(state_dir).get("advertised.listeners")
+    return int(advertised.rpartition(":")[2]) if advertised else None
+
+
+def _properties(state_dir: Path) -> dict[str, str]:
+    path = Path(state_dir) / "server.properties"
+    if not path.exists():
+        return {}
+    lines = (line.partition("=") for line in path.read_text().splitlines())
+    return {key.strip(): value.strip() for key, sep, value in lines if sep and key[:1] != "#"}

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from jobs.service_process import test_home as make_home
+
 from workbench.chaos.journal import RevertJournal
 from workbench.infra.kafka import broker_ids
 

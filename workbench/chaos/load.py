@@ -107,8 +107,9 @@ def drive(
     kind = kind_of(plan.message)
     create_topics(bootstrap, {plan.topic: plan.partitions})
     result = LoadResult(plan.topic, kind, plan.rate, job=job)
-    result.started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    generator = Generator(seed=plan.seed, start=datetime.now(UTC), rate_per_s=plan.rate)
+    start = datetime.now(UTC)
+    result.started_at = start.isoformat()  # exact: the ledger makes the same events again
+    generator = Generator(seed=plan.seed, start=start, rate_per_s=plan.rate)
     t0 = time.monotonic()
     watcher = _Watcher(job_metrics, t0, result.job_samples) if job_metrics else None
 

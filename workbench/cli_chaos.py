@@ -64,10 +64,10 @@ def cmd_chaos_run(args: argparse.Namespace) -> int:
     finally:
         if proxy is not None:
             proxy.stop()
-    report = args.report or subdir("chaos") / "reports" / f"{scenario.name}-{_stamp()}"
-    report.mkdir(parents=True, exist_ok=True)
-    (report / "report.json").write_text(json.dumps(result, indent=2, default=str))
-    ok = True
+    from workbench.chaos.report import write_report
+
+    folder = args.report or subdir("chaos") / "reports" / f"{scenario.name}-{_stamp()}"
+    page = write_report(result, folder)
     for run in result["runs"]:
         load = run["load"] or {}
         what = "control" if run["control"] else f"{run['fault']} {run['params'] or ''}".strip()
@@ -76,11 +76,10 @@ def cmd_chaos_run(args: argparse.Namespace) -> int:
             f"{run['case']} ({what}): sent {load.get('sent', 0):,} at "
             f"{load.get('achieved_rate', 0):,.1f}/s; "
             + (f"recovered in {recovery:.1f}s" if run["recovered"] else "did NOT recover")
-            + (f"; load failed: {run['load_error']}" if run["load_error"] else "")
+            + f"; {run['verdict']}"
         )
-        ok = ok and run["recovered"] and not run["load_error"]
-    print(f"report: {report / 'report.json'}")
-    return 0 if ok else 1
+    print(f"report: {page} (and report.json)")
+    return 0 if result["passed"] else 1
 
 
 def _proxy(brokers):

@@ -41,6 +41,7 @@ def test_chaos_run_kills_and_restarts_the_broker_and_writes_the_report(chaos_bro
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "kill (broker_kill): sent 300 at" in done.stdout and "recovered in" in done.stdout
+    assert (tmp_path / "report" / "report.html").exists()
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     (run,) = report["runs"]
     events = [e["event"] for e in run["timeline"]]

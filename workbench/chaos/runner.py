@@ -54,7 +54,7 @@ def run_case(
     control: bool = False,
 ) -> dict[str, Any]:
     """One case (``control``: its load without the fault)."""
-    t0 = time.monotonic()
+    t0, wall0 = time.monotonic(), time.time()
     timeline: list[dict[str, Any]] = []
 
     def mark(event: str, **detail: Any) -> None:
@@ -78,6 +78,7 @@ def run_case(
     return {
         "case": case.name,
         "control": control,
+        "started_epoch": wall0,
         "fault": None if control else case.fault,
         "params": {} if control else case.params,
         "timeline": timeline,

@@ -21,6 +21,8 @@ class Fault:
 
     name: ClassVar[str]
     type: ClassVar[str]
+    #: what to do when a run with this fault fails (the report prints it)
+    playbook: ClassVar[str] = ""
 
     def apply(self, env: ChaosEnv, params: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError

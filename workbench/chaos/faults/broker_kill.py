@@ -37,6 +37,12 @@ def broker_from(record: dict[str, Any]) -> Any:
 
 class BrokerKill(Fault):
     name, type = "broker_kill", "kafka"
+    playbook = (
+        "A broker died: check `workbench dev kafka status` and the broker's log; start it "
+        "again (`workbench dev kafka up`). Producers retry until message.timeout.ms; the "
+        "dagger resumes from its checkpoint. If a window was lost, replay the topic's range "
+        "from the checkpoint's offsets."
+    )
 
     def apply(self, env, params):
         brokers = env.need("brokers", self.name)

@@ -15,6 +15,11 @@ from workbench.exceptions import ChaosError
 
 class DriverKill(Fault):
     name, type = "driver_kill", "spark"
+    playbook = (
+        "The driver died: `workbench jobs events JOB` shows the supervisor's restart; if it "
+        "is in backoff or FAILED, read `workbench jobs logs JOB` and `workbench jobs start JOB`. "
+        "Exactly-once sinks skip the replayed batch; others may double it."
+    )
 
     def apply(self, env, params):
         run = (env.job_view() or {}).get("run") or {}

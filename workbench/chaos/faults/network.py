@@ -15,6 +15,11 @@ from workbench.chaos.faults import Fault
 
 class _ProxyFault(Fault):
     type = "network"
+    playbook = (
+        "The network between the job and the brokers is slow, lossy or cut: check the "
+        "producer's and the job's timeouts (request.timeout.ms, the trigger) against the "
+        "latency seen; once healed, the job must catch up without lost or doubled windows."
+    )
 
     def apply(self, env, params):
         proxy = env.need("proxy", self.name)

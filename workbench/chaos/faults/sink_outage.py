@@ -11,6 +11,11 @@ from workbench.chaos.faults import Fault
 
 class SinkOutage(Fault):
     name, type = "sink_outage", "sink"
+    playbook = (
+        "The sink is down: batches fail and the job retries with backoff (its health page "
+        "shows the failures); bring the sink back, then check the job caught up (lag 0) and "
+        "the ledger shows no window lost."
+    )
 
     def apply(self, env, params):
         sink = env.need("sink", self.name)

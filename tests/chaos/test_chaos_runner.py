@@ -33,7 +33,8 @@ def test_a_latency_case_after_a_control_run(chaos_broker, tmp_path):
     control, case = result["runs"]
     assert control["control"] and control["fault"] is None
     assert [e["event"] for e in case["timeline"]] == [
-        "load started", "fault applied", "fault reverted", "load finished", "recovered",
+        "load started", "fault applied", "fault reverting", "fault reverted", "load finished",
+        "recovered",
     ]  # fmt: skip
     for run in (control, case):
         assert run["load"]["sent"] == 500 and run["recovered"]

@@ -45,7 +45,7 @@ def test_chaos_run_kills_and_restarts_the_broker_and_writes_the_report(chaos_bro
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     (run,) = report["runs"]
     events = [e["event"] for e in run["timeline"]]
-    assert events[:3] == ["load started", "fault applied", "fault reverted"]
+    assert events[:4] == ["load started", "fault applied", "fault reverting", "fault reverted"]
     assert any(s["broker_ms"] is None for s in run["samples"])  # the probe saw it down
     assert RevertJournal(home / "chaos" / "journal.jsonl").pending() == []
     assert broker.status().running and broker_ids(broker.bootstrap) == {1}

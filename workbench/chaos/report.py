@@ -140,8 +140,11 @@ def _fault_bands(run: dict[str, Any], t0: float) -> str:
     end = max((e["t"] for e in run["timeline"]), default=0.0)
     spans = [Span(t0, t0 + times.get("load finished", end), "load", "#cfe3f7")]
     if "fault applied" in times:
-        stop = times.get("fault reverted", end)
+        stop = times.get("fault reverting", end)
         spans.append(Span(t0 + times["fault applied"], t0 + stop, "fault", "#f4b6b6"))
+    if "fault reverting" in times:
+        back = times.get("fault reverted", end)
+        spans.append(Span(t0 + times["fault reverting"], t0 + back, "reverting", "#f9dc9c"))
     if "recovered" in times:
         spans.append(Span(t0 + times["recovered"], t0 + end + 0.5, "recovered", "#b7e4c7"))
     return timeline("Faults' timeline", spans)

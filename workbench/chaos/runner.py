@@ -108,6 +108,7 @@ def _fault_window(case: Case, env: ChaosEnv, journal: RevertJournal, mark) -> No
     try:
         time.sleep(case.downtime)
     finally:
+        mark("fault reverting", fault=case.fault)  # a restart may take a while
         fault.revert(record, env)
         journal.reverted(entry)
         mark("fault reverted", fault=case.fault)
@@ -132,11 +133,12 @@ def _healthy(sample: dict[str, Any]) -> bool:
 
 
 def _recovery_s(timeline: list[dict[str, Any]]) -> float | None:
-    """Seconds from the fault's revert to recovery (from the load's end for a control)."""
+    """Seconds from the start of the fault's revert (a broker restart included) to recovery
+    (from the load's end for a control)."""
     times = {e["event"]: e["t"] for e in timeline}
     if "recovered" not in times:
         return None
-    start = times.get("fault reverted", times.get("load finished", 0.0))
+    start = times.get("fault reverting", times.get("load finished", 0.0))
     return round(times["recovered"] - start, 3)
 
 

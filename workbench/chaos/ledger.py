@@ -75,6 +75,8 @@ def landed_windows(
         table = pq.read_table(path).to_pylist()
         for row in table:
             when = row[time_column]
+            if isinstance(when, datetime):
+                when = when if when.tzinfo else when.replace(tzinfo=UTC)  # Spark writes UTC
             epoch = when.timestamp() if isinstance(when, datetime) else float(when)
             counts[window_of(epoch, window_s)] += int(row[count_column]) if count_column else 1
     return counts

@@ -1,7 +1,7 @@
 """Probes: a thread sampling the job and the broker once a second during a chaos case.
 
 Each sample: ``t`` (seconds since the case began); from the job service (given a job):
-``records``, ``processed_rate``, ``input_rate``, ``lag`` (offsets behind latest),
+``status``, ``records``, ``processed_rate``, ``input_rate``, ``lag`` (offsets behind latest),
 ``batch_ms`` (the last micro-batch's duration: the job's latency), ``run`` (its run id:
 a change is a restart); from the broker: ``produced`` (the load topic's records, by its
 offsets) and ``broker_ms`` (a metadata round trip through the run's bootstrap address,
@@ -60,7 +60,7 @@ class Prober:
             return {"records": None, "lag": None}
         metrics = view.get("metrics") or {}
         return {
-            "state": view.get("state"),
+            "status": view.get("status"),
             "run": (view.get("run") or {}).get("id"),
             "records": metrics.get("records"),
             "processed_rate": metrics.get("processed_rate"),

@@ -129,7 +129,7 @@ def _healthy(sample: dict[str, Any]) -> bool:
         return False
     if "records" not in sample:  # no job under test
         return True
-    return sample.get("lag") == 0 and sample.get("state") == "running"
+    return sample.get("lag") == 0 and sample.get("status") == "RUNNING"
 
 
 def _recovery_s(timeline: list[dict[str, Any]]) -> float | None:

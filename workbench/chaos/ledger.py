@@ -51,7 +51,8 @@ def committed_parquet(folder: Path) -> list[Path]:
     if not log.is_dir():
         return sorted(folder.rglob("*.parquet"))
     files: dict[str, bool] = {}
-    for entry in sorted(log.iterdir(), key=_batch_number):
+    entries = [e for e in log.iterdir() if e.name[:1].isdigit() and e.suffix != ".crc"]
+    for entry in sorted(entries, key=_batch_number):
         for line in entry.read_text().splitlines()[1:]:  # the first line is the version
             item = json.loads(line)
             files[item["path"]] = item.get("action", "add") == "add"

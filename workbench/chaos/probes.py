@@ -2,10 +2,11 @@
 
 Each sample: ``t`` (seconds since the case began); from the job service (given a job):
 ``status``, ``records``, ``processed_rate``, ``input_rate``, ``lag`` (offsets behind latest),
-``batch_ms`` (the last micro-batch's duration: the job's latency), ``run`` (its run id:
-a change is a restart); from the broker: ``produced`` (the load topic's records, by its
-offsets) and ``broker_ms`` (a metadata round trip through the run's bootstrap address,
-None when no broker answered within 2 s). A probe that fails leaves its values None.
+``batch_ms`` (the last micro-batch's duration: the job's latency), ``batches`` (of
+the current run), ``run`` (its run id: a change is a restart); from the broker:
+``produced`` (the load topic's records, by its offsets) and ``broker_ms`` (a metadata
+round trip through the run's bootstrap address, None when no broker answered in 2 s).
+A probe that fails leaves its values None.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Prober:
             "input_rate": metrics.get("input_rate"),
             "lag": metrics.get("offsets_behind_latest"),
             "batch_ms": metrics.get("batch_duration_ms"),
+            "batches": metrics.get("batches"),
         }
 
     def _broker(self) -> dict[str, Any]:

@@ -78,6 +78,8 @@ def cmd_chaos_run(args: argparse.Namespace) -> int:
             + (f"recovered in {recovery:.1f}s" if run["recovered"] else "did NOT recover")
             + f"; {run['verdict']}"
         )
+    if "ledger" in result:
+        print(f"ledger: {result['ledger']['verdict']}")
     print(f"report: {page} (and report.json)")
     return 0 if result["passed"] else 1
 

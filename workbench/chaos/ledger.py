@@ -65,10 +65,15 @@ def _batch_number(path: Path) -> int:
 
 
 def landed_windows(
-    folder: Path, time_column: str, window_s: float, count_column: str | None = None
+    folder: Path,
+    time_column: str,
+    window_s: float,
+    count_column: str | None = None,
+    marks_end: bool = False,
 ) -> Counter[int]:
     """Per event-time window, the records a Parquet sink holds: its rows, or the sum of
-    ``count_column`` when the dagger writes counts (an aggregate per window)."""
+    ``count_column`` when the dagger writes counts (an aggregate per window).
+    ``marks_end``: ``time_column`` holds each window's end, not its start."""
     import pyarrow.parquet as pq
 
     counts: Counter[int] = Counter()
@@ -79,6 +84,8 @@ def landed_windows(
             if isinstance(when, datetime):
                 when = when if when.tzinfo else when.replace(tzinfo=UTC)  # Spark writes UTC
             epoch = when.timestamp() if isinstance(when, datetime) else float(when)
+            if marks_end:
+                epoch -= window_s
             counts[window_of(epoch, window_s)] += int(row[count_column]) if count_column else 1
     return counts
 
@@ -149,3 +156,41 @@ def balance(
         gap = made - got - bad
         ledger.rows.append(WindowRow(iso, made, got, bad, max(gap, 0), max(-gap, 0)))
     return ledger
+
+
+def scenario_ledger(runs: list[dict[str, Any]], spec: Any) -> Ledger:
+    """The ledger of a scenario's runs (their loads may share windows, so one ledger for
+    all): the windows the watermark passed before the last load ended, produced (made
+    again from each load's seed) against what the sink ``spec`` names holds, once it
+    holds all of them or ``spec.wait`` has passed. Windows before the first load are
+    not the scenario's; any later window the sink holds and no load produced counts as
+    doubled."""
+    import time
+
+    produced: Counter[int] = Counter()
+    last_event = 0.0
+    for run in runs:
+        load = run.get("load")
+        if not load:
+            continue
+        start = datetime.fromisoformat(load["started_at"])
+        produced += produced_windows(
+            load["kind"], load["seed"], start, load["target_rate"], load["sent"], spec.window
+        )
+        last_event = max(last_event, start.timestamp() + load["seconds"])
+    edge = last_event - spec.watermark_delay
+    closed = Counter({w: n for w, n in produced.items() if w + spec.window <= edge})
+    deadline = time.monotonic() + spec.wait
+    while True:
+        landed = landed_windows(
+            Path(spec.parquet), spec.time_column, spec.window, spec.count_column,
+            marks_end=spec.marks == "end",
+        )  # fmt: skip
+        if set(closed) <= set(landed) or time.monotonic() >= deadline:
+            break
+        time.sleep(1.0)
+    # windows of the scenario's time only (the sink may hold earlier ones); a window no
+    # load produced and the sink holds is doubled
+    first = min(produced, default=0)
+    mine = {w: n for w, n in landed.items() if w in closed or (w >= first and w not in produced)}
+    return balance(closed, mine, spec.window)

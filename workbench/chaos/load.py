@@ -59,6 +59,7 @@ class LoadResult:
     topic: str
     kind: str
     target_rate: float
+    seed: int = 42
     sent: int = 0
     malformed: int = 0
     seconds: float = 0.0
@@ -106,7 +107,7 @@ def drive(
 
     kind = kind_of(plan.message)
     create_topics(bootstrap, {plan.topic: plan.partitions})
-    result = LoadResult(plan.topic, kind, plan.rate, job=job)
+    result = LoadResult(plan.topic, kind, plan.rate, plan.seed, job=job)
     start = datetime.now(UTC)
     result.started_at = start.isoformat()  # exact: the ledger makes the same events again
     generator = Generator(seed=plan.seed, start=start, rate_per_s=plan.rate)

@@ -41,7 +41,10 @@ def write_report(result: dict[str, Any], folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for run in result["runs"]:
         run["passed"], run["verdict"] = verdict(run)
-    result["passed"] = all(run["passed"] for run in result["runs"])
+    ledger = result.get("ledger")
+    result["passed"] = all(run["passed"] for run in result["runs"]) and (
+        ledger is None or bool(ledger["passed"])
+    )
     (folder / "report.json").write_text(json.dumps(result, indent=2, default=str))
     page = folder / "report.html"
     page.write_text(render(result))
@@ -50,7 +53,10 @@ def write_report(result: dict[str, Any], folder: Path) -> Path:
 
 def render(result: dict[str, Any]) -> str:
     scenario = result["scenario"]
+    ledger = result.get("ledger")
     passed = result.get("passed", all(verdict(r)[0] for r in result["runs"]))
+    if ledger is not None:
+        passed = passed and ledger["passed"]
     head = (
         f"<h1>Chaos: {_e(scenario['name'])}</h1><p>{_e(scenario.get('description', ''))}</p>"
         f"<p><strong>Hypothesis:</strong> {_e(scenario.get('hypothesis') or '(none given)')}</p>"
@@ -61,6 +67,9 @@ def render(result: dict[str, Any]) -> str:
         names = ", ".join(_e(e["fault"]) for e in replayed)
         head += f"<p>Reverted first, left by an earlier run: {names}</p>"
     body = "".join(_run(run) for run in result["runs"])
+    if ledger is not None:
+        body += f'<h2>The scenario\'s ledger</h2><p class="{_cls(ledger["passed"])}">'
+        body += f"{_e(ledger['verdict'])}</p>{_ledger(ledger)}"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>Chaos report: {_e(scenario['name'])}</title><style>{_CSS}</style></head>"
@@ -160,7 +169,7 @@ def _timeline_table(run: dict[str, Any]) -> str:
 
 def _ledger(ledger: dict[str, Any] | None) -> str:
     if ledger is None:
-        return "<p>No ledger for this run (no sink to read).</p>"
+        return ""
     keys = ("window", "produced", "landed", "dead_letters", "missing", "duplicates")
     head = "".join(f"<th>{k.replace('_', ' ')}</th>" for k in keys)
     rows = "".join(

@@ -40,11 +40,12 @@ def run_scenario(
         if scenario.control:
             runs.append(run_case(scenario.cases[0], env, journal, scenario, control=True))
         runs.extend(run_case(case, env, journal, scenario) for case in scenario.cases)
-    return {
-        "scenario": scenario.model_dump(),
-        "replayed": replayed,
-        "runs": runs,
-    }
+    out = {"scenario": scenario.model_dump(), "replayed": replayed, "runs": runs}
+    if scenario.ledger is not None:
+        from workbench.chaos.ledger import scenario_ledger
+
+        out["ledger"] = scenario_ledger(runs, scenario.ledger).as_dict()
+    return out
 
 
 def run_case(

@@ -17,6 +17,13 @@ A scenario file (every duration as in specs: ``20s``, ``500ms``, ``2m``)::
         start_after: 5s           # into the load
         downtime: 20s             # how long the fault stays before it is reverted
         load: {topic: booking-log, message: bookings, rate: 200, duration: 40s, seed: 7}
+    ledger:                       # optional: the dagger's Parquet sink, for the verdict
+      parquet: /data/surge
+      time_column: window_timestamp
+      marks: end                  # the column holds each window's end (start: its start)
+      count_column: bookings      # None: one row per record
+      window: 1m
+      watermark_delay: 10s
 
 :func:`load_scenario` reads and checks a file; errors name the key and the file.
 """
@@ -88,6 +95,25 @@ class Case(_Strict):
         return value
 
 
+class LedgerSpec(_Strict):
+    """Where the dagger under test writes, for the ledger: its Parquet sink folder, the
+    column holding each row's window (``marks``: its ``start`` or its ``end``, as
+    ``TUMBLE_END(...) AS window_timestamp`` does), the column holding a count per row
+    (None: each row is one record), the window and the watermark delay (windows the
+    watermark has not passed when the last load ends are left out), and how long to
+    wait for the sink to hold every closed window."""
+
+    parquet: str
+    time_column: str = "window_timestamp"
+    marks: Literal["start", "end"] = "end"
+    count_column: str | None = None
+    window: float
+    watermark_delay: float = 0.0
+    wait: float = 120.0
+
+    _durations = field_validator("window", "watermark_delay", "wait", mode="before")(_seconds)
+
+
 class Scenario(_Strict):
     name: str
     description: str = ""
@@ -97,6 +123,7 @@ class Scenario(_Strict):
     control: bool = True
     recovery_timeout: float = 120.0
     cases: list[Case] = Field(min_length=1)
+    ledger: LedgerSpec | None = None
 
     _timeout = field_validator("recovery_timeout", mode="before")(_seconds)
 

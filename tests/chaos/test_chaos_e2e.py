@@ -11,9 +11,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-import yaml
 from jobs.service_process import TOKENS, Service
 from services_browser import recorded_page
+from streaming import surge_spec
 
 from workbench.chaos.env import ChaosEnv
 from workbench.chaos.journal import RevertJournal
@@ -31,30 +31,12 @@ FROM booking GROUP BY TUMBLE(rowtime, INTERVAL '{WINDOW_S}' SECOND)"""
 
 
 def dagger_spec(bootstrap: str, topic: str, folder) -> str:
-    return yaml.safe_dump(
-        {
-            "name": "chaos-count",
-            "streams": [
-                {
-                    "table": "booking",
-                    "message": "esb.booking.BookingLogMessage",
-                    "bootstrap_servers": bootstrap,
-                    "topics": [topic],
-                    "starting_offsets": "earliest",
-                }
-            ],
-            "sql": SQL,
-            "watermark_delay": f"{WATERMARK_S}s",
-            "trigger_interval": "2s",
-            "emit": "final",
-            "sinks": [
-                {"type": "parquet", "path": str(folder / "out"), "time_column": "window_start"}
-            ],
-            "dead_letter": {"type": "parquet", "path": str(folder / "dead")},
-            "checkpoint": str(folder / "checkpoint"),
-        },
-        sort_keys=False,
-    )
+    """The surge test spec with the counting SQL, a 5 s watermark and a Parquet sink."""
+    sink = {"type": "parquet", "path": str(folder / "out"), "time_column": "window_start"}
+    return surge_spec(
+        bootstrap, topic, folder, [sink], name="chaos-count", sql=SQL,
+        watermark_delay=f"{WATERMARK_S}s", emit="final",
+    ).to_yaml()  # fmt: skip
 
 
 def scenario(topic: str, out) -> Scenario:

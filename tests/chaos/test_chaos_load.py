@@ -7,21 +7,11 @@ import json
 import uuid
 
 import pytest
+from chaoskit import topic_size
 from cli_runner import workbench
-from confluent_kafka import Consumer, TopicPartition
 
 from workbench.chaos.load import LoadPlan, drive, kind_of
 from workbench.exceptions import ChaosError
-
-
-def topic_size(bootstrap: str, topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "size"})
-    try:
-        parts = consumer.list_topics(topic, 10).topics[topic].partitions
-        marks = [consumer.get_watermark_offsets(TopicPartition(topic, p), 10) for p in parts]
-        return sum(high - low for low, high in marks)
-    finally:
-        consumer.close()
 
 
 def test_drives_the_planned_count_at_the_target_rate(kafka_broker):

@@ -52,8 +52,14 @@ class FaultRegistry:
 
 FAULTS = FaultRegistry()
 
-from workbench.chaos.faults import broker_kill, driver_kill, network, sink_outage  # noqa: E402
+from workbench.chaos.faults import (  # noqa: E402
+    broker_disk,
+    broker_kill,
+    driver_kill,
+    network,
+    sink_outage,
+)
 
-for _module in (broker_kill, driver_kill, network, sink_outage):
+for _module in (broker_kill, driver_kill, network, sink_outage, broker_disk):
     for _fault in _module.FAULTS:
         FAULTS.register(_fault)

@@ -20,7 +20,10 @@ faults while clients talk through it. The faults, each applied to both direction
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -163,18 +166,18 @@ class FaultProxy:
         self._flowing.set()
         if self.faults.partition == "refuse":
             for writer in list(self._writers):
-                writer.transport.abort()  # an RST, as from a host that went away
+                _reset(writer)
 
     async def _serve(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter):
         if self.faults.partition == "refuse":
             self.stats.refused += 1
-            client_w.transport.abort()
+            _reset(client_w)
             return
         try:
             target_r, target_w = await asyncio.open_connection(*self.target)
         except OSError:
             self.stats.refused += 1
-            client_w.transport.abort()
+            _reset(client_w)
             return
         self.stats.connections += 1
         self._writers.update((client_w, target_w))
@@ -228,3 +231,13 @@ class FaultProxy:
                 writer.write_eof()
         except (ConnectionError, OSError, RuntimeError):
             writer.transport.abort()
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Close with an RST (linger 0), as a host that refuses or went away: a plain close
+    would send a FIN, which a client reads as an orderly end of the stream."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()

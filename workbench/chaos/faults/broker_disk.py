@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from workbench.chaos.faults import Fault
-from workbench.chaos.faults.broker_kill import broker_from, broker_record
+from workbench.chaos.faults.broker_kill import broker_from, broker_record, start_again
 from workbench.exceptions import ChaosError
 
 FAILED = "data.failed-disk"
@@ -49,7 +49,7 @@ class BrokerDisk(Fault):
                 f"The failed disk's data of the broker in {broker.state_dir} is gone (neither "
                 f"{moved} nor {data} exists): restore the folder to {data}, then start it."
             )
-        broker.start()
+        start_again(broker)
 
 
 FAULTS = [BrokerDisk]

@@ -51,7 +51,21 @@ class BrokerKill(Fault):
         return broker_record(broker)
 
     def revert(self, record, env):
-        broker_from(record).start()
+        start_again(broker_from(record))
+
+
+def start_again(broker: Any, timeout: float = 60.0) -> None:
+    """Start a killed broker once its ports are free: the connections its death closed may
+    hold them a while (FIN_WAIT) while their clients have not closed their side yet."""
+    import time
+
+    from workbench.infra.ports import port_taken
+
+    deadline = time.monotonic() + timeout
+    ports = (broker.port, broker.controller_port)
+    while any(port_taken(p) for p in ports) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    broker.start()
 
 
 FAULTS = [BrokerKill]

@@ -50,7 +50,10 @@ def cmd_chaos_run(args: argparse.Namespace) -> int:
 
     scenario = load_scenario(args.scenario)
     brokers = brokers_in(args.kafka_dir or subdir("kafka"))
-    bootstrap = args.bootstrap_servers or ",".join(b.bootstrap for b in brokers)
+    # where clients connect: the advertised addresses (a fault proxy's, if any)
+    bootstrap = args.bootstrap_servers or ",".join(
+        f"{b.bootstrap.rpartition(':')[0]}:{b.advertised_port}" for b in brokers
+    )
     env = ChaosEnv(bootstrap, brokers, job=args.job or scenario.job)
     if env.job:
         from workbench.server.client import ServiceClient
@@ -151,7 +154,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="brokers' state (.workbench/kafka)",
     )
-    q.add_argument("--bootstrap-servers", help="default: the brokers' own addresses")
+    q.add_argument("--bootstrap-servers", help="default: the brokers' advertised addresses")
     q.add_argument("--job", metavar="JOB", help="the dagger under test (default: the scenario's)")
     _connection(q, None)
     q.set_defaults(run=cmd_chaos_run)

@@ -78,14 +78,14 @@ def test_a_dagger_rides_out_a_broker_kill_and_latency(chaos_broker, service, chr
     broker, proxy = chaos_broker
     topic = f"chaos-e2e-{uuid.uuid4().hex[:6]}"
     create_topics(broker.bootstrap, {topic: 2})
-    spec = dagger_spec(broker.bootstrap, topic, tmp_path)
+    spec = dagger_spec(proxy.address, topic, tmp_path)  # every connection through the proxy
     body = {"name": "chaos-count", "team": "pricing", "spec_yaml": spec, "note": "chaos"}
     answer = service.api("alice", "POST", "/jobs", body)
     assert answer.status_code == 201, answer.text
     job = answer.json()["id"]
     service.wait_for(job, lambda j: j["status"] == "RUNNING" and j["run"], 180, "running")
 
-    env = ChaosEnv(broker.bootstrap, [broker], proxy=proxy, job=str(job))
+    env = ChaosEnv(proxy.address, [broker], proxy=proxy, job=str(job))
     env.client = ServiceClient(service.url, TOKENS["root"])
     result = run_scenario(scenario(topic, tmp_path / "out"), env, RevertJournal(tmp_path / "j"))
     assert proxy.faults.latency_ms == 0 and broker.status().running

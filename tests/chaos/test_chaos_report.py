@@ -25,7 +25,7 @@ def test_the_report_renders_offline(chaos_broker, chromium, tmp_path):
     case = {"name": "slow", "type": "network", "fault": "latency", "params": {"ms": 250},
             "start_after": "1s", "downtime": "2s", "load": load}  # fmt: skip
     scenario = Scenario(name="report <test>", hypothesis="survives", control=False, cases=[case])
-    env = ChaosEnv(broker.bootstrap, [broker], proxy=proxy)
+    env = ChaosEnv(proxy.address, [broker], proxy=proxy)  # as clients connect
     result = run_scenario(scenario, env, RevertJournal(tmp_path / "journal.jsonl"))
     (run,) = result["runs"]
     start = datetime.fromisoformat(run["load"]["started_at"])

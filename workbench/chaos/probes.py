@@ -5,7 +5,7 @@ Each sample: ``t`` (seconds since the case began); from the job service (given a
 ``batch_ms`` (the last micro-batch's duration: the job's latency), ``batches`` (of
 the current run), ``run`` (its run id: a change is a restart); from the broker:
 ``produced`` (the load topic's records, by its offsets) and ``broker_ms`` (a metadata
-round trip through the run's bootstrap address, None when no broker answered in 2 s).
+round trip through the run's bootstrap address, None when no broker answered in 5 s).
 A probe that fails leaves its values None.
 """
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from workbench.chaos.env import ChaosEnv
 
 INTERVAL_S = 1.0
+TIMEOUT_S = 5.0  # per broker request; None past it
 
 
 class Prober:
@@ -30,6 +31,9 @@ class Prober:
         self._consumer: Any = None
 
     def start(self) -> Prober:
+        """A first sample now (the broker connection set up before any fault), then one a
+        second."""
+        self.sample()
         self._thread.start()
         return self
 
@@ -81,12 +85,12 @@ class Prober:
             self._consumer = Consumer({**conf, "logger": LOG})
         t0 = time.monotonic()
         try:
-            topic = self._consumer.list_topics(self.topic, 2).topics[self.topic]
+            topic = self._consumer.list_topics(self.topic, TIMEOUT_S).topics[self.topic]
             broker_ms = round((time.monotonic() - t0) * 1000, 1)
             produced = 0
             for partition in topic.partitions:
                 tp = TopicPartition(self.topic, partition)
-                produced += self._consumer.get_watermark_offsets(tp, 2)[1]
+                produced += self._consumer.get_watermark_offsets(tp, TIMEOUT_S)[1]
         except (KafkaException, KeyError):
             return {"broker_ms": None, "produced": None}
         return {"broker_ms": broker_ms, "produced": produced}

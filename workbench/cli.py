@@ -324,6 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     from workbench import cli_kafka_clusters
 
     cli_kafka_clusters.add_commands(sub)
+    from workbench import cli_chaos
+
+    cli_chaos.add_commands(sub)
     return parser
 
 

@@ -494,3 +494,11 @@ class QualityTopicNotFoundError(JobServiceError):
             f"No quality job you may see measures topic '{topic}'.{where} Submit a "
             "kind: quality spec for it, or set the service config's quality.topic_pattern."
         )
+
+
+# chaos
+
+
+class ChaosError(WorkbenchError):
+    """A chaos scenario, fault, probe or load run that cannot go on; the message says why
+    and what to change (a scenario file's key, a port, a fault's name)."""

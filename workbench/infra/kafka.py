@@ -75,7 +75,11 @@ class ClusterNode:
 
 
 class Broker:
-    """A Kafka broker on ``127.0.0.1:port`` keeping its data and logs in ``state_dir``."""
+    """A Kafka broker on ``127.0.0.1:port`` keeping its data and logs in ``state_dir``.
+
+    ``advertised_port`` (default ``port``) is where the broker's metadata tells clients to
+    connect: a chaos scenario puts a fault proxy there (workbench/chaos/proxy.py) that
+    forwards to ``port``, so every client connection goes through the proxy."""
 
     def __init__(
         self,
@@ -84,7 +88,9 @@ class Broker:
         controller_port: int = 9093,
         *,
         node: ClusterNode | None = None,
+        advertised_port: int | None = None,
     ):
+        self.advertised_port = advertised_port or port
         self.state_dir = Path(state_dir) if state_dir is not None else subdir("kafka")
         self.port, self.controller_port = port, controller_port
         self.node = node or ClusterNode(1, f"1@{HOST}:{controller_port}", None, 1)
@@ -167,6 +173,7 @@ class Broker:
         template = SERVER_PROPERTIES.read_text()
         text = template.format(
             port=self.port,
+            advertised_port=self.advertised_port,
             controller_port=self.controller_port,
             data_dir=data_dir,
             node_id=self.node.node_id,

@@ -1,0 +1,196 @@
+"""The ledger: what was produced against what landed, per event-time window, and the verdict.
+
+``produced`` per window is computed independently of the pipeline: the load's generator is
+seeded, so :func:`produced_windows` makes the same events again (same seed, start, rate
+and count) and counts them by event-time window. ``landed`` comes from the dagger's sink
+(:func:`landed_windows` reads a Parquet sink the way Spark does: only the files its
+``_spark_metadata`` log committed, so a killed run's half-written batch does not count)
+and ``dead_letters`` from its dead-letter path. Per window::
+
+    produced = landed + dead letters - duplicates + missing
+
+A window with ``missing > 0`` was lost (in part), one with ``duplicates > 0`` doubled
+(in part); each is listed. The verdict passes when no window is lost or doubled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def window_of(epoch_s: float, window_s: float) -> int:
+    """The epoch second the event-time window holding ``epoch_s`` starts at."""
+    return int(epoch_s // window_s * window_s)
+
+
+def produced_windows(
+    kind: str, seed: int, start: datetime, rate: float, count: int, window_s: float
+) -> Counter[int]:
+    """How many of the load's events fall in each event-time window (made again from the
+    seed: :func:`workbench.chaos.load.drive` records ``start``)."""
+    from workbench.generator import Generator
+
+    gen = Generator(seed=seed, start=start, rate_per_s=rate)
+    counts: Counter[int] = Counter()
+    for _, event in gen.timed(kind, count):
+        stamp = datetime.fromisoformat(event["event_timestamp"].replace("Z", "+00:00"))
+        counts[window_of(stamp.timestamp(), window_s)] += 1
+    return counts
+
+
+def committed_parquet(folder: Path) -> list[Path]:
+    """The Parquet files of a Spark file sink that its ``_spark_metadata`` log committed
+    (every ``*.parquet`` file when there is no log)."""
+    log = folder / "_spark_metadata"
+    if not log.is_dir():
+        return sorted(folder.rglob("*.parquet"))
+    files: dict[str, bool] = {}
+    entries = [e for e in log.iterdir() if e.name[:1].isdigit() and e.suffix != ".crc"]
+    for entry in sorted(entries, key=_batch_number):
+        for line in entry.read_text().splitlines()[1:]:  # the first line is the version
+            item = json.loads(line)
+            files[item["path"]] = item.get("action", "add") == "add"
+    return [Path(p.removeprefix("file://")) for p, added in files.items() if added]
+
+
+def _batch_number(path: Path) -> int:
+    head = path.name.partition(".")[0]
+    return int(head) if head.isdigit() else -1
+
+
+def landed_windows(
+    folder: Path,
+    time_column: str,
+    window_s: float,
+    count_column: str | None = None,
+    marks_end: bool = False,
+) -> Counter[int]:
+    """Per event-time window, the records a Parquet sink holds: its rows, or the sum of
+    ``count_column`` when the dagger writes counts (an aggregate per window).
+    ``marks_end``: ``time_column`` holds each window's end, not its start."""
+    import pyarrow.parquet as pq
+
+    counts: Counter[int] = Counter()
+    for path in committed_parquet(Path(folder)):
+        table = pq.read_table(path).to_pylist()
+        for row in table:
+            when = row[time_column]
+            if isinstance(when, datetime):
+                when = when if when.tzinfo else when.replace(tzinfo=UTC)  # Spark writes UTC
+            epoch = when.timestamp() if isinstance(when, datetime) else float(when)
+            if marks_end:
+                epoch -= window_s
+            counts[window_of(epoch, window_s)] += int(row[count_column]) if count_column else 1
+    return counts
+
+
+@dataclass
+class WindowRow:
+    window: str
+    produced: int
+    landed: int
+    dead_letters: int
+    missing: int
+    duplicates: int
+
+
+@dataclass
+class Ledger:
+    window_s: float
+    rows: list[WindowRow] = field(default_factory=list)
+
+    @property
+    def lost(self) -> list[WindowRow]:
+        return [r for r in self.rows if r.missing]
+
+    @property
+    def doubled(self) -> list[WindowRow]:
+        return [r for r in self.rows if r.duplicates]
+
+    @property
+    def passed(self) -> bool:
+        return not self.lost and not self.doubled
+
+    def totals(self) -> dict[str, int]:
+        keys = ("produced", "landed", "dead_letters", "missing", "duplicates")
+        return {k: sum(getattr(r, k) for r in self.rows) for k in keys}
+
+    def verdict(self) -> str:
+        if self.passed:
+            return f"pass: all {len(self.rows)} windows balance"
+        return (
+            f"fail: {len(self.lost)} window(s) lost records, "
+            f"{len(self.doubled)} window(s) doubled records"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "window_s": self.window_s,
+            "rows": [asdict(r) for r in self.rows],
+            "totals": self.totals(),
+            "lost": [r.window for r in self.lost],
+            "doubled": [r.window for r in self.doubled],
+            "passed": self.passed,
+            "verdict": self.verdict(),
+        }
+
+
+def balance(
+    produced: Mapping[int, int],
+    landed: Mapping[int, int],
+    window_s: float,
+    dead_letters: Mapping[int, int] | None = None,
+) -> Ledger:
+    """The ledger of every window either side knows."""
+    dead = dead_letters or {}
+    ledger = Ledger(window_s)
+    for start in sorted(set(produced) | set(landed) | set(dead)):
+        made, got, bad = produced.get(start, 0), landed.get(start, 0), dead.get(start, 0)
+        iso = datetime.fromtimestamp(start, UTC).isoformat().replace("+00:00", "Z")
+        gap = made - got - bad
+        ledger.rows.append(WindowRow(iso, made, got, bad, max(gap, 0), max(-gap, 0)))
+    return ledger
+
+
+def scenario_ledger(runs: list[dict[str, Any]], spec: Any) -> Ledger:
+    """The ledger of a scenario's runs (their loads may share windows, so one ledger for
+    all): the windows the watermark passed before the last load ended, produced (made
+    again from each load's seed) against what the sink ``spec`` names holds, once it
+    holds all of them or ``spec.wait`` has passed. Windows before the first load are
+    not the scenario's; any later window the sink holds and no load produced counts as
+    doubled."""
+    import time
+
+    produced: Counter[int] = Counter()
+    last_event = 0.0
+    for run in runs:
+        load = run.get("load")
+        if not load:
+            continue
+        start = datetime.fromisoformat(load["started_at"])
+        produced += produced_windows(
+            load["kind"], load["seed"], start, load["target_rate"], load["sent"], spec.window
+        )
+        last_event = max(last_event, start.timestamp() + load["seconds"])
+    edge = last_event - spec.watermark_delay
+    closed = Counter({w: n for w, n in produced.items() if w + spec.window <= edge})
+    deadline = time.monotonic() + spec.wait
+    while True:
+        landed = landed_windows(
+            Path(spec.parquet), spec.time_column, spec.window, spec.count_column,
+            marks_end=spec.marks == "end",
+        )  # fmt: skip
+        if set(closed) <= set(landed) or time.monotonic() >= deadline:
+            break
+        time.sleep(1.0)
+    # windows of the scenario's time only (the sink may hold earlier ones); a window no
+    # load produced and the sink holds is doubled
+    first = min(produced, default=0)
+    mine = {w: n for w, n in landed.items() if w in closed or (w >= first and w not in produced)}
+    return balance(closed, mine, spec.window)

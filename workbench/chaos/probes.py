@@ -1,0 +1,96 @@
+"""Probes: a thread sampling the job and the broker once a second during a chaos case.
+
+Each sample: ``t`` (seconds since the case began); from the job service (given a job):
+``status``, ``records``, ``processed_rate``, ``input_rate``, ``lag`` (offsets behind latest),
+``batch_ms`` (the last micro-batch's duration: the job's latency), ``batches`` (of
+the current run), ``run`` (its run id: a change is a restart); from the broker:
+``produced`` (the load topic's records, by its offsets) and ``broker_ms`` (a metadata
+round trip through the run's bootstrap address, None when no broker answered in 5 s).
+A probe that fails leaves its values None.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.chaos.env import ChaosEnv
+
+INTERVAL_S = 1.0
+TIMEOUT_S = 5.0  # per broker request; None past it
+
+
+class Prober:
+    def __init__(self, env: ChaosEnv, topic: str, t0: float, interval: float = INTERVAL_S):
+        self.env, self.topic, self.t0, self.interval = env, topic, t0, interval
+        self.samples: list[dict[str, Any]] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="chaos-probe", daemon=True)
+        self._consumer: Any = None
+
+    def start(self) -> Prober:
+        """A first sample now (the broker connection set up before any fault), then one a
+        second."""
+        self.sample()
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[dict[str, Any]]:
+        self._done.set()
+        self._thread.join(15)
+        if self._consumer is not None:
+            self._consumer.close()
+        return self.samples
+
+    def sample(self) -> dict[str, Any]:
+        """One sample now (also what the recovery wait asks)."""
+        out: dict[str, Any] = {"t": round(time.monotonic() - self.t0, 3)}
+        out.update(self._job())
+        out.update(self._broker())
+        self.samples.append(out)
+        return out
+
+    def _run(self) -> None:
+        while not self._done.wait(self.interval):
+            self.sample()
+
+    def _job(self) -> dict[str, Any]:
+        if self.env.client is None or self.env.job is None:
+            return {}
+        try:
+            view = self.env.job_view()
+        except Exception:  # noqa: BLE001 - the service may be what is down
+            return {"records": None, "lag": None}
+        metrics = view.get("metrics") or {}
+        return {
+            "status": view.get("status"),
+            "run": (view.get("run") or {}).get("id"),
+            "records": metrics.get("records"),
+            "processed_rate": metrics.get("processed_rate"),
+            "input_rate": metrics.get("input_rate"),
+            "lag": metrics.get("offsets_behind_latest"),
+            "batch_ms": metrics.get("batch_duration_ms"),
+            "batches": metrics.get("batches"),
+        }
+
+    def _broker(self) -> dict[str, Any]:
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+        from workbench.infra.kafka import LOG
+
+        if self._consumer is None:
+            conf = {"bootstrap.servers": self.env.bootstrap, "group.id": "chaos-probe"}
+            self._consumer = Consumer({**conf, "logger": LOG})
+        t0 = time.monotonic()
+        try:
+            topic = self._consumer.list_topics(self.topic, TIMEOUT_S).topics[self.topic]
+            broker_ms = round((time.monotonic() - t0) * 1000, 1)
+            produced = 0
+            for partition in topic.partitions:
+                tp = TopicPartition(self.topic, partition)
+                produced += self._consumer.get_watermark_offsets(tp, TIMEOUT_S)[1]
+        except (KafkaException, KeyError):
+            return {"broker_ms": None, "produced": None}
+        return {"broker_ms": broker_ms, "produced": produced}

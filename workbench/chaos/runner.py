@@ -1,0 +1,165 @@
+"""Run a chaos scenario: replay the revert journal, a control run, then each case.
+
+A case runs its load in a thread while the probes sample; ``start_after`` into the load
+its fault is applied (written to the journal), ``downtime`` later reverted (marked in the
+journal) — in a ``finally``, so an error or Ctrl-C reverts it too; SIGTERM and SIGHUP
+are turned into the same interrupt while a scenario runs. After the load, the case waits
+(up to the scenario's ``recovery_timeout``) until the system is healthy again: the broker
+answers and, with a job, the job runs, has finished a micro-batch, with no offsets
+behind latest. The result is a plain dict (JSON) per case, ready for the ledger and the
+report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from workbench.chaos.faults import FAULTS
+from workbench.chaos.journal import RevertJournal
+from workbench.chaos.load import drive
+from workbench.chaos.probes import Prober
+
+if TYPE_CHECKING:
+    from workbench.chaos.env import ChaosEnv
+    from workbench.chaos.scenario import Case, Scenario
+
+
+def run_scenario(
+    scenario: Scenario, env: ChaosEnv, journal: RevertJournal | None = None
+) -> dict[str, Any]:
+    """Every case of ``scenario`` (after a control run when it asks for one)."""
+    journal = journal or RevertJournal()
+    with _interrupt_on_signals():
+        replayed = journal.replay(env)
+        runs = []
+        if scenario.control:
+            runs.append(run_case(scenario.cases[0], env, journal, scenario, control=True))
+        runs.extend(run_case(case, env, journal, scenario) for case in scenario.cases)
+    out = {"scenario": scenario.model_dump(), "replayed": replayed, "runs": runs}
+    if scenario.ledger is not None:
+        from workbench.chaos.ledger import scenario_ledger
+
+        out["ledger"] = scenario_ledger(runs, scenario.ledger).as_dict()
+    return out
+
+
+def run_case(
+    case: Case,
+    env: ChaosEnv,
+    journal: RevertJournal,
+    scenario: Scenario,
+    control: bool = False,
+) -> dict[str, Any]:
+    """One case (``control``: its load without the fault)."""
+    t0, wall0 = time.monotonic(), time.time()
+    timeline: list[dict[str, Any]] = []
+
+    def mark(event: str, **detail: Any) -> None:
+        timeline.append({"t": round(time.monotonic() - t0, 3), "event": event, **detail})
+
+    prober = Prober(env, case.load.topic, t0).start()
+    loaded: dict[str, Any] = {}
+    loader = threading.Thread(target=_load, args=(env, case, loaded), daemon=True)
+    mark("load started", rate=case.load.rate, duration_s=case.load.duration)
+    loader.start()
+    try:
+        if not control:
+            _fault_window(case, env, journal, mark)
+        loader.join()
+        mark("load finished")
+        recovered = _recover(prober, scenario.recovery_timeout)
+        mark("recovered" if recovered else "not recovered")
+    finally:
+        samples = prober.stop()
+    result = loaded.get("result")
+    return {
+        "case": case.name,
+        "control": control,
+        "started_epoch": wall0,
+        "fault": None if control else case.fault,
+        "params": {} if control else case.params,
+        "timeline": timeline,
+        "samples": samples,
+        "load": result.as_dict() if result else None,
+        "load_error": loaded.get("error"),
+        "recovered": recovered,
+        "recovery_s": _recovery_s(timeline),
+    }
+
+
+def _load(env: ChaosEnv, case: Case, into: dict[str, Any]) -> None:
+    try:
+        into["result"] = drive(env.bootstrap, case.load.plan(), job=env.job)
+    except Exception as err:  # noqa: BLE001 - reported in the case's result
+        into["error"] = str(err)
+
+
+def _fault_window(case: Case, env: ChaosEnv, journal: RevertJournal, mark) -> None:
+    """Apply the case's fault ``start_after`` into the load; revert it ``downtime`` later,
+    whatever happens meanwhile."""
+    fault = FAULTS.get(case.fault)
+    time.sleep(case.start_after)
+    record = fault.apply(env, case.params)
+    entry = journal.applied(case.fault, record)
+    mark("fault applied", fault=case.fault, params=case.params)
+    try:
+        time.sleep(case.downtime)
+    finally:
+        mark("fault reverting", fault=case.fault)  # a restart may take a while
+        fault.revert(record, env)
+        journal.reverted(entry)
+        mark("fault reverted", fault=case.fault)
+
+
+def _recover(prober: Prober, timeout: float) -> bool:
+    """Wait until the broker answers and the job (if any) runs with nothing left to read."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _healthy(prober.sample()):
+            return True
+        time.sleep(prober.interval)
+    return False
+
+
+def _healthy(sample: dict[str, Any]) -> bool:
+    if sample.get("broker_ms") is None:
+        return False
+    if "records" not in sample:  # no job under test
+        return True
+    # a run that has not finished a batch yet shows lag 0 too: it has measured nothing
+    running = sample.get("status") == "RUNNING" and (sample.get("batches") or 0) > 0
+    return running and sample.get("lag") == 0
+
+
+def _recovery_s(timeline: list[dict[str, Any]]) -> float | None:
+    """Seconds from the start of the fault's revert (a broker restart included) to recovery
+    (from the load's end for a control)."""
+    times = {e["event"]: e["t"] for e in timeline}
+    if "recovered" not in times:
+        return None
+    start = times.get("fault reverting", times.get("load finished", 0.0))
+    return round(times["recovered"] - start, 3)
+
+
+@contextlib.contextmanager
+def _interrupt_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt (as Ctrl-C does) so ``finally`` blocks
+    revert the faults; the previous handlers come back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

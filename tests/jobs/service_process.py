@@ -146,6 +146,13 @@ class Service:
             f"log: {logs}\nservice: {self.log_text()}"
         )
 
+    def close(self) -> None:
+        """Stop every job, then the service (a fixture's teardown)."""
+        try:
+            self.stop_all()
+        finally:
+            self.stop()
+
     def stop_all(self) -> None:
         """Stop every job, wait until none runs, and kill what is left of their runs."""
         jobs = self.get("/jobs")["jobs"]

@@ -100,10 +100,7 @@ def service(tmp_path_factory, spark_cluster, cluster_a, kafka_broker):
     }
     service = Service(base / "state", base / "home", config={"clusters": clusters}).start()
     yield service
-    try:
-        service.stop_all()
-    finally:
-        service.stop()
+    service.close()
 
 
 def test_a_submitted_surge_dagger_on_a_standalone_cluster_equals_replay(

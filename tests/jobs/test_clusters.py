@@ -30,7 +30,7 @@ def test_a_team_sees_the_clusters_it_may_use_and_an_admin_all(service):
     assert [c["name"] for c in service.list_clusters(bob)] == ["shared", "pricing-a"]
     assert [c["name"] for c in service.list_clusters(dave)] == ["shared", "supply-a"]
     assert [c["name"] for c in service.list_clusters(root)] == list(CLUSTERS)
-    with pytest.raises(ClusterNotFoundError, match="workbench clusters list"):
+    with pytest.raises(ClusterNotFoundError, match="Known: shared, supply-a"):
         service.get_cluster(dave, "pricing-a")
 
 

@@ -26,10 +26,7 @@ def service(tmp_path_factory, kafka_broker):
     base = tmp_path_factory.mktemp("shared")
     service = Service(base / "state", base / "home", config={"clusters": CLUSTERS}).start()
     yield service
-    try:
-        service.stop_all()
-    finally:
-        service.stop()
+    service.close()
 
 
 def committed_rows(spark, path: Path) -> int:

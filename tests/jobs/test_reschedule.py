@@ -13,7 +13,7 @@ import pytest
 from jobkit import spec_yaml
 from polling import wait_for
 
-from workbench.jobs.reschedule import CHECK_S, answers, endpoints
+from workbench.jobs.reschedule import CHECK_S, MasterProbes, answers, endpoints
 
 FAST = {"backoff_s": 0.2, "backoff_max_s": 1.0, "stop_grace_s": 5, "kill_grace_s": 5}
 
@@ -52,6 +52,25 @@ def test_a_master_answers_while_its_port_accepts_connections():
     sock.close()
     assert not answers(url)
     assert answers("local[2]")  # not probed: taken as answering
+
+
+def test_views_read_the_last_probe_and_probe_stale_masters_at_once():
+    calls: list[str] = []
+
+    def slow(url: str) -> bool:  # an unreachable master costs its whole timeout
+        calls.append(url)
+        time.sleep(0.5)
+        return False
+
+    probes = MasterProbes(ttl=60, probe=slow)
+    masters = [f"spark://127.0.0.1:{port}" for port in (1, 2, 3, 4)] + ["local[2]"]
+    began = time.monotonic()
+    first = probes.answering(masters)
+    assert time.monotonic() - began < 1.5  # four timeouts side by side, not one after another
+    assert first == {**dict.fromkeys(masters[:4], False), "local[2]": None}
+    probes.record(masters[0], True)  # the supervisor probed it meanwhile
+    assert probes.answering(masters[:2]) == {masters[0]: True, masters[1]: False}
+    assert sorted(calls) == sorted(masters[:4])  # nothing probed twice within the ttl
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@
 A cluster's view: name, master, teams (null: every team), jobs_per_app, resources,
 standby, unreachable_after_s, description, ``conf`` with the values of secret-looking keys
 (password, secret, token, credential, key) masked, ``answering`` (whether the master
-accepts connections now; null for masters that are not probed: ``local[N]``, ``yarn``) and
+accepted connections at its last probe, at most 5 s old and shared with the supervisor's
+probes; null for masters that are not probed: ``local[N]``, ``yarn``) and
 ``jobs``: how many of the caller's jobs run on it.
 """
 
@@ -20,7 +21,7 @@ from workbench.exceptions import ClusterNotFoundError
 from workbench.jobs import authz
 from workbench.jobs.config import Cluster, ServiceConfig
 from workbench.jobs.db import Job
-from workbench.jobs.reschedule import answers, endpoints
+from workbench.jobs.reschedule import PROBES
 
 _SECRET = re.compile(r"pass|secret|token|credential|\.key$|keytab", re.IGNORECASE)
 MASK = "****"
@@ -35,7 +36,9 @@ def visible(config: ServiceConfig, who: authz.Principal) -> list[str]:
     ]
 
 
-def cluster_view(s: Session, who: authz.Principal, name: str, cluster: Cluster) -> dict[str, Any]:
+def cluster_view(
+    s: Session, who: authz.Principal, name: str, cluster: Cluster, answering: bool | None
+) -> dict[str, Any]:
     query = select(func.count()).select_from(Job).where(Job.cluster == name)
     if not who.admin:
         query = query.where(Job.team.in_(sorted(who.teams)))
@@ -49,17 +52,23 @@ def cluster_view(s: Session, who: authz.Principal, name: str, cluster: Cluster) 
         "standby": cluster.standby,
         "unreachable_after_s": cluster.unreachable_after_s,
         "description": cluster.description,
-        "answering": answers(cluster.master) if endpoints(cluster.master) else None,
+        "answering": answering,
         "jobs": int(s.scalar(query) or 0),
     }
 
 
 def list_clusters(s: Session, config: ServiceConfig, who: authz.Principal) -> list[dict]:
-    return [cluster_view(s, who, name, config.clusters[name]) for name in visible(config, who)]
+    names = visible(config, who)
+    answering = PROBES.answering(config.clusters[n].master for n in names)
+    return [
+        cluster_view(s, who, n, config.clusters[n], answering[config.clusters[n].master])
+        for n in names
+    ]
 
 
 def get_cluster(s: Session, config: ServiceConfig, who: authz.Principal, name: str) -> dict:
     known = visible(config, who)
     if name not in known:
         raise ClusterNotFoundError(name, known)
-    return cluster_view(s, who, name, config.clusters[name])
+    master = config.clusters[name].master
+    return cluster_view(s, who, name, config.clusters[name], PROBES.answering([master])[master])

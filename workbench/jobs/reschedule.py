@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -64,6 +66,42 @@ def answers(master: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
     return not pairs
 
 
+class MasterProbes:
+    """Each master's last probe in this process, so a view does not probe on every call:
+    a master is probed again when its last probe is over ``ttl`` old, stale masters
+    concurrently (N unreachable masters cost one timeout, not N); the supervisor's own
+    probes are recorded here too, so while it supervises the view reads its results."""
+
+    def __init__(self, ttl: float = 5.0, probe: Callable[[str], bool] = answers):
+        self.ttl, self.probe = ttl, probe
+        self._last: dict[str, tuple[float, bool]] = {}
+        self._lock = threading.Lock()
+
+    def record(self, master: str, ok: bool) -> None:
+        with self._lock:
+            self._last[master] = (time.monotonic(), ok)
+
+    def answering(self, masters: Iterable[str]) -> dict[str, bool | None]:
+        """{master: whether it answered at its last probe (None: not probed)}."""
+        masters = list(masters)
+        probed = {m for m in masters if endpoints(m)}
+        now = time.monotonic()
+        with self._lock:
+            stale = sorted(
+                m for m in probed if now - self._last.get(m, (-self.ttl, True))[0] >= self.ttl
+            )
+        if stale:
+            with ThreadPoolExecutor(max_workers=min(8, len(stale))) as pool:
+                for master, ok in zip(stale, pool.map(self.probe, stale), strict=True):
+                    self.record(master, ok)
+        with self._lock:
+            return {m: self._last[m][1] if m in probed else None for m in masters}
+
+
+#: the process's probes (the supervisor records into it, cluster views read it)
+PROBES = MasterProbes()
+
+
 class Rescheduler:
     """Probes the clusters that have a standby and moves the jobs of those that are down."""
 
@@ -78,8 +116,10 @@ class Rescheduler:
         moment = time.monotonic()
         at, ok = self._checked.get(name, (0.0, True))
         if moment - at >= CHECK_S:
-            ok = self.probe(self.config.clusters[name].master)
+            master = self.config.clusters[name].master
+            ok = self.probe(master)
             self._checked[name] = (moment, ok)
+            PROBES.record(master, ok)
             if ok:
                 self._down_since.pop(name, None)
             else:

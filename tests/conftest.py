@@ -17,6 +17,7 @@ pytest_plugins = [
     "services_postgres",
     "services_spark",
     "notify.receivers",  # http_receiver, smtp_receiver: stand-ins for notifier receivers
+    "file_order",  # longest test files first (tests/durations.json)
 ]
 
 

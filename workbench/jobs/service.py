@@ -187,11 +187,11 @@ class JobService(AlertQueries):
     ) -> dict:
         """A new version with ``spec_yaml``; a running job restarts on it. It keeps the
         current version's schema pin unless ``schema_version`` asks for another."""
-        spec = versioning.parse_spec(spec_yaml)
-        if schema_version is not None:
-            self.schemas.get(schema_version)
         with self._writing() as s:
-            job = self._acting(s, who, ref, "edit")
+            job = self._acting(s, who, ref, "edit")  # who may edit before what they send
+            spec = versioning.parse_spec(spec_yaml)
+            if schema_version is not None:
+                self.schemas.get(schema_version)
             pin = self._pin_of(s, job) if schema_version is None else schema_version
             self._check_pin(s, job, spec, pin)
             record = self._add_version(s, who, job, spec_yaml, None, None, note, pin)

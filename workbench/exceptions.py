@@ -481,6 +481,21 @@ def _named(version: int | None) -> str:
     return "bundled" if version is None else str(version)
 
 
+class SchemaMismatchError(WorkbenchError):
+    """A job version's spec names a message, field or enum value its pinned schema
+    version (``version``; None: bundled) does not have; ``cause`` is the spec or SQL error."""
+
+    status = 400
+
+    def __init__(self, job: str, version: int | None, cause: Exception):
+        self.job, self.version, self.cause = job, version, cause
+        super().__init__(
+            f"Job '{job}' does not fit schema version {_named(version)}: {cause}\n"
+            "Edit the spec to name what that version has, or pin the job to another "
+            "version (--schema-version N; `workbench schemas versions` lists them)."
+        )
+
+
 # quality
 class QualityTopicNotFoundError(JobServiceError):
     """No quality job the caller may see measures this topic."""

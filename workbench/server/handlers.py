@@ -391,3 +391,6 @@ ROUTES += cluster_routes.ROUTES + kafka_cluster_routes.ROUTES
 from workbench.server import quality_routes  # noqa: E402
 
 ROUTES += quality_routes.ROUTES
+from workbench.server import schema_routes  # noqa: E402
+
+ROUTES += schema_routes.ROUTES

@@ -30,6 +30,8 @@ export interface Job {
   metrics: Partial<Metrics>;
   last_error: string | null;
   alerts_firing: number;
+  /** the current version's pinned schema version (null: the bundled schemas) */
+  schema_version?: number | null;
 }
 
 /** One micro-batch of a run (`progress.jsonl`). */
@@ -59,6 +61,7 @@ export interface Version {
   parity: any;
   current: boolean;
   note: string;
+  schema_version?: number | null;
   [key: string]: unknown;
 }
 

@@ -49,6 +49,9 @@ def test_promotions_are_refused_before_they_run(jupyter, tmp_path):
         "POST", "promotions", ALICE, {"notebook": "gone.ipynb", "team": "pricing"}
     )
     assert missing.status_code == 400 and "save it" in missing.text
+    body = {"notebook": "nb.ipynb", "team": "pricing", "schema_version": "latest"}
+    bad = jupyter.call("POST", "promotions", ALICE, body)
+    assert bad.status_code == 400 and "schema_version must be a version number" in bad.text
     body = {"notebook": "nb.ipynb", "team": "pricing", "parameters": "- a list"}
     assert jupyter.call("POST", "promotions", ALICE, body).status_code == 400
     unknown = jupyter.call("GET", "promotions/nope", ALICE)

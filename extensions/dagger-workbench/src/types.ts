@@ -96,6 +96,19 @@ export interface Promotion {
   error: { type: string; message: string } | null;
   diff: string | null;
   job: Job | null;
+  schema_version?: number | null;
+}
+
+/** A published schema version (`GET schemas/versions`). */
+export interface SchemaVersion {
+  number: number;
+  sha256: string;
+  created_at: string;
+  author: string;
+  note: string;
+  source: string;
+  breaking: string[];
+  messages: string[];
 }
 
 /** A named Spark cluster (`GET clusters`): those the caller's teams may use. */

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from polling import wait_for
 from service_process import Service
 from streaming import new_topic, publish_events
 
@@ -132,8 +133,12 @@ def test_a_job_keeps_running_on_its_pinned_schema_version(service, kafka_broker,
     assert [v["schema_version"] for v in versions] == [1, 1]
     job = service.wait_for("pinned-e2e", lambda j: running(j) and j["run"]["id"] != run, 300,
                            "the edited version's run")  # fmt: skip
-    new_run = job["run"]["id"]
     publish_events(bootstrap, topic, 50, seed=7)
-    service.wait_for("pinned-e2e", lambda j: batches(j) > 0, 120, "the new run's batches")
-    log = service.get(f"/jobs/pinned-e2e/logs?run={new_run}&limit=1000000")["text"]
-    assert "v2 on schema version 1" in log and "cust-" in log  # ids read as text
+
+    def rows_logged() -> str | None:
+        path = f"/jobs/pinned-e2e/logs?run={job['run']['id']}&limit=1000000"
+        text = service.get(path)["text"]
+        return text if "rows" in text and "cust-" in text else None  # ids read as text
+
+    log = wait_for(rows_logged, 120, "the new run's rows")
+    assert "v2 on schema version 1" in log

@@ -106,6 +106,7 @@ def test_the_new_dagger_template_promotes_to_a_running_job(jupyter, kafka_broker
         ]
         assert done["job"]["name"] == "lab-hotspots" and done["job"]["team"] == "pricing"
         assert done["job"]["created_by"] == "alice"
+        assert "on schema version bundled" in done["steps"][-1]["text"]  # none published
         wait_for(
             lambda: jupyter.call("GET", "jobs/lab-hotspots", ALICE).json()["status"] == "RUNNING",
             120,

@@ -49,13 +49,19 @@ def test_publish_versions_and_check_registry_versions(capsys):
     old, new = pair("field_type_changed")
     assert main(["schemas", "publish", old, "--note", "first"]) == 0
     assert main(["schemas", "publish", old]) == 0
-    assert main(["schemas", "publish", new]) == 0
     out = capsys.readouterr().out
     assert "published schema version 1" in out and "unchanged: schema version 1" in out
-    assert "1 breaking change(s) from version 1" in out
+    assert main(["schemas", "publish", new]) == 1  # breaks version 1: refused with the list
+    assert "shop.proto:6: field-type-changed" in capsys.readouterr().err
+    assert main(["schemas", "publish", new, "--allow-breaking"]) == 0
+    assert "allowed breaking change: " in capsys.readouterr().out
     assert main(["schemas", "versions", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [(r["number"], r["note"]) for r in rows] == [(1, "first"), (2, "")]
+    assert [(r["number"], r["note"], len(r["breaking"])) for r in rows] == [
+        (1, "first", 0),
+        (2, "", 1),
+    ]
+    assert rows[0]["messages"] == ["compat.Order"]
     assert main(["schemas", "check", "@1", "@latest"]) == 1
     assert "shop.proto:6: field-type-changed" in capsys.readouterr().out
     assert main(["schemas", "check", "@bundled", "@bundled"]) == 0

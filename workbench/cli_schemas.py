@@ -3,7 +3,9 @@
 ``check OLD NEW`` lists the breaking changes between two schema sets (folders, descriptor
 sets or registry versions, :mod:`workbench.schemas.sets`), one a line as
 ``file:line: kind: what; what to do``, and exits 1 when there is one. ``publish`` records a
-version in the registry (:mod:`workbench.schemas.versions`), ``versions`` lists them.
+version in the registry (:mod:`workbench.schemas.publishing`: refused when it breaks the
+latest unless ``--allow-breaking``), ``versions`` lists them; both talk to the job service
+when one is configured (``--server``, ``$WORKBENCH_SERVER``), else to the local store.
 """
 
 from __future__ import annotations
@@ -31,43 +33,71 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from workbench.schemas import compat, sets
-    from workbench.schemas.versions import SchemaVersions
+    from workbench.schemas import sets
 
-    store = SchemaVersions()
-    files, _ = sets.load(args.source, store)
-    before = store.latest()
-    record, new = store.publish(files, args.source, note=args.note or "")
-    if args.json:
-        print(json.dumps({**record.to_dict(), "new": new}))
-        return 0
-    if not new:
-        print(f"unchanged: schema version {record.number} already holds this set")
-        return 0
-    print(f"published schema version {record.number} ({record.sha256[:12]})")
-    previous = sets.load(f"@{before.number}" if before else "@bundled", store)[0]
-    bad = compat.breaking(compat.compare(previous, files))
-    if bad:
-        was = before.number if before else "bundled"
-        print(
-            f"warning: {len(bad)} breaking change(s) from version {was} (see `workbench "
-            f"schemas check @{was} @{record.number}`); jobs pinned to {was} stay on it"
+    files, _ = sets.load(args.source)
+    if _remote(args):
+        found = _client(args).publish_schemas(
+            files.SerializeToString(deterministic=True), args.source, args.note or "",
+            args.allow_breaking,
+        )  # fmt: skip
+    else:
+        from workbench.schemas import publishing
+        from workbench.schemas.versions import SchemaVersions
+
+        record, new = publishing.publish(
+            SchemaVersions(), files, args.source, args.note or "", None, args.allow_breaking
         )
+        found = {**record.to_dict(), "new": new}
+    if args.json:
+        print(json.dumps(found))
+    elif not found["new"]:
+        print(f"unchanged: schema version {found['number']} already holds this set")
+    else:
+        print(f"published schema version {found['number']} ({found['sha256'][:12]})")
+        for line in found.get("breaking") or []:
+            print(f"allowed breaking change: {line}")
     return 0
 
 
 def cmd_versions(args: argparse.Namespace) -> int:
-    from workbench.schemas.versions import SchemaVersions
+    if _remote(args):
+        found = _client(args).schema_versions()
+    else:
+        from workbench.schemas import publishing
+        from workbench.schemas.versions import SchemaVersions
 
-    found = SchemaVersions().list()
+        found = publishing.listing(SchemaVersions())
     if args.json:
-        print(json.dumps([v.to_dict() for v in found]))
+        print(json.dumps(found))
         return 0
-    print(f"{'VERSION':<8} {'SHA256':<13} {'CREATED':<21} {'AUTHOR':<12} NOTE")
-    print(f"{'bundled':<8} {'-':<13} {'-':<21} {'-':<12} shipped schemas + $WORKBENCH_SCHEMAS")
+    print(f"{'VERSION':<8} {'SHA256':<13} {'CREATED':<21} {'AUTHOR':<12} {'MESSAGES':<9} NOTE")
+    print(
+        f"{'bundled':<8} {'-':<13} {'-':<21} {'-':<12} {'-':<9} shipped schemas + "
+        "$WORKBENCH_SCHEMAS"
+    )
     for v in found:
-        print(f"{v.number:<8} {v.sha256[:12]:<13} {v.created_at:<21} {v.author:<12} {v.note}")
+        note = v["note"] + (" (breaking allowed)" if v.get("breaking") else "")
+        print(
+            f"{v['number']:<8} {v['sha256'][:12]:<13} {v['created_at']:<21} "
+            f"{v['author']:<12} {len(v['messages']):<9} {note}"
+        )
     return 0
+
+
+def _remote(args: argparse.Namespace) -> bool:
+    """Whether a job service is configured (``--server`` or ``$WORKBENCH_SERVER``)."""
+    import os
+
+    from workbench.server.client import SERVER_ENV
+
+    return bool(args.server or os.environ.get(SERVER_ENV))
+
+
+def _client(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from workbench.server.client import ServiceClient
+
+    return ServiceClient(args.server, args.token)
 
 
 def add_actions(schemas: argparse._SubParsersAction) -> None:
@@ -82,11 +112,32 @@ def add_actions(schemas: argparse._SubParsersAction) -> None:
     q.add_argument("new", help="the schema set to check against it")
     q.add_argument("--json", action="store_true", help="print the report as JSON")
     q.set_defaults(run=cmd_check)
-    q = schemas.add_parser("publish", help="record a schema set as the next registry version")
+    from workbench.cli_jobs import _connection
+
+    q = schemas.add_parser(
+        "publish",
+        help="record a schema set as the next registry version",
+        description="Checked against the latest version: a breaking change refuses it "
+        "(listed) unless --allow-breaking. To the job service at --server "
+        "($WORKBENCH_SERVER) when one is given, else to $WORKBENCH_HOME/schema-versions.",
+    )
     q.add_argument("source", help="a folder of .proto files or a .desc/.pb descriptor set")
     q.add_argument("--note", help="what changed (kept with the version)")
+    q.add_argument(
+        "--allow-breaking",
+        action="store_true",
+        help="publish even if it breaks the latest version (kept in the version's record; "
+        "an admin on a job service)",
+    )
     q.add_argument("--json", action="store_true", help="print the version as JSON")
+    _connection(q, None)
     q.set_defaults(run=cmd_publish)
-    q = schemas.add_parser("versions", help="list the published schema versions")
+    q = schemas.add_parser(
+        "versions",
+        help="list the published schema versions",
+        description="From the job service at --server ($WORKBENCH_SERVER) when one is "
+        "given, else from $WORKBENCH_HOME/schema-versions.",
+    )
     q.add_argument("--json", action="store_true", help="print them as JSON")
+    _connection(q, None)
     q.set_defaults(run=cmd_versions)

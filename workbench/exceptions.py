@@ -455,30 +455,83 @@ class SchemaVersionError(SchemaError):
     """A schema version that is not published, or a reference that names none."""
 
 
-class SchemaBreakingError(WorkbenchError):
-    """A job would decode its streams with a schema version that breaks the one it is
-    pinned to. ``changes`` are the breaking :class:`workbench.schemas.compat.Change` s
-    (each says file, line and what to do); ``job``, ``pinned`` and ``wanted`` name the
-    job and the two versions (None: the bundled schemas)."""
+class _ChangesError(WorkbenchError):
+    """An error listing breaking :class:`workbench.schemas.compat.Change` s (``changes``,
+    each saying file, line and what to do); over HTTP a 400 whose ``error.changes`` holds
+    them as dicts."""
 
     status = 400
 
-    def __init__(self, job: str, pinned: int | None, wanted: int | None, changes: list):
-        self.job, self.pinned, self.wanted, self.changes = job, pinned, wanted, changes
+    def __init__(self, message: str, changes: list, advice: str):
+        self.changes = changes
         lines = "\n".join(f"  {c.render()}" for c in changes)
-        super().__init__(
-            f"Job '{job}' reads messages that schema version {_named(wanted)} breaks "
-            f"(it is pinned to {_named(pinned)}); {len(changes)} breaking change(s):\n{lines}\n"
-            "Fix the schema and publish it again, or keep the job on its pinned version."
-        )
+        super().__init__(f"{message}; {len(changes)} breaking change(s):\n{lines}\n{advice}")
 
     def details(self) -> dict:
         """What the HTTP error body carries beside the message: each change as a dict."""
         return {"changes": [c.to_dict() for c in self.changes]}
 
 
+class SchemaBreakingError(_ChangesError):
+    """A job would decode its streams with a schema version that breaks the one it is
+    pinned to; ``job``, ``pinned`` and ``wanted`` name the job and the two versions
+    (None: the bundled schemas)."""
+
+    def __init__(self, job: str, pinned: int | None, wanted: int | None, changes: list):
+        self.job, self.pinned, self.wanted = job, pinned, wanted
+        super().__init__(
+            f"Job '{job}' reads messages that schema version {_named(wanted)} breaks "
+            f"(it is pinned to {_named(pinned)})",
+            changes,
+            "Fix the schema and publish it again, or keep the job on its pinned version.",
+        )
+
+
 def _named(version: int | None) -> str:
     return "bundled" if version is None else str(version)
+
+
+class SchemaMismatchError(WorkbenchError):
+    """A job version's spec names a message, field or enum value its pinned schema
+    version (``version``; None: bundled) does not have; ``cause`` is the spec or SQL error."""
+
+    status = 400
+
+    def __init__(self, job: str, version: int | None, cause: Exception):
+        self.job, self.version, self.cause = job, version, cause
+        super().__init__(
+            f"Job '{job}' does not fit schema version {_named(version)}: {cause}\n"
+            "Edit the spec to name what that version has, or pin the job to another "
+            "version (--schema-version N; `workbench schemas versions` lists them)."
+        )
+
+
+class SchemaPublishError(_ChangesError):
+    """A schema set that breaks the latest published version (``latest``)."""
+
+    def __init__(self, latest: int, changes: list):
+        self.latest = latest
+        super().__init__(
+            f"The schema set breaks schema version {latest}",
+            changes,
+            "Fix the schema, or publish it anyway with --allow-breaking (an admin; jobs "
+            "pinned to older versions stay on them).",
+        )
+
+
+class SchemaForbiddenError(WorkbenchError):
+    """Publishing a schema version (or a breaking one) the caller may not."""
+
+    status = 403
+
+    def __init__(self, user: str, breaking: bool):
+        self.user = user
+        who = "an admin" if breaking else "an admin or a member of a team"
+        what = "a breaking schema version" if breaking else "schema versions"
+        super().__init__(
+            f"User '{clip(user)}' may not publish {what}: only {who} may; ask one (the "
+            "teams file's admins and teams)."
+        )
 
 
 # quality

@@ -20,6 +20,7 @@ from workbench.exceptions import SpecError
 if TYPE_CHECKING:
     from workbench.job import StreamingJob
     from workbench.quality.spec import QualitySpec
+    from workbench.schemas import SchemaRegistry
     from workbench.spec import DaggerSpec
 
     AnySpec = DaggerSpec | QualitySpec
@@ -33,13 +34,15 @@ def _named(path: str) -> Any:
 @dataclass(frozen=True)
 class Kind:
     """One kind of spec, by dotted ``module:name`` paths (imported when asked): its spec
-    module (with ``parse(data, source)`` and ``load(path)``), its job class, and its shape
-    hash (equal hashes may share a checkpoint)."""
+    module (with ``parse(data, source)`` and ``load(path)``), its job class, its shape
+    hash (equal hashes may share a checkpoint), and its names check (``check(spec,
+    registry, before)``: what a schema registry decides without Spark)."""
 
     name: str
     spec_module: str
     job: str
     shape_hash: str
+    names_check: str
 
     def parse(self, data: Any, source: str | None) -> AnySpec:
         return _named(f"{self.spec_module}:parse")(data, source)  # type: ignore[no-any-return]
@@ -86,11 +89,22 @@ class Kinds:
     def shape_hash(self, spec: AnySpec) -> str:
         return str(_named(self.of_spec(spec).shape_hash)(spec))
 
+    def check_names(
+        self, spec: AnySpec, registry: SchemaRegistry, before: SchemaRegistry | None = None
+    ) -> None:
+        """Refuse (SpecError, SqlError) a spec naming what ``registry`` lacks (``before``:
+        the set the job runs on today, whose fields its SQL may name)."""
+        _named(self.of_spec(spec).names_check)(spec, registry, before)
+
 
 KINDS = Kinds()
 KINDS.add(
     Kind(
-        "dagger", "workbench.spec", "workbench.job:StreamingJob", "workbench.checkpoints:spec_hash"
+        "dagger",
+        "workbench.spec",
+        "workbench.job:StreamingJob",
+        "workbench.checkpoints:spec_hash",
+        "workbench.validate:check_names",
     )
 )
 KINDS.add(
@@ -99,5 +113,6 @@ KINDS.add(
         "workbench.quality.spec",
         "workbench.quality.job:QualityJob",
         "workbench.quality.spec:shape_hash",
+        "workbench.quality.spec:check_names",
     )
 )

@@ -35,7 +35,7 @@ def time_field_problem(field: Any) -> str | None:
     if field.message_type is not None and field.message_type.full_name in _TIME_TYPES:
         return None
     kind = field.message_type.full_name if field.message_type else _type_name(field)
-    if kind in _MILLIS_TYPES and field.label != field.LABEL_REPEATED:
+    if kind in _MILLIS_TYPES and not field.is_repeated:
         return None
     return (
         f"'{field.name}' (field {field.number}) is a {kind}; the event time must be a "

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench import dry_run, streams
 from workbench.alerts import observe as alerts
 from workbench.exceptions import SinkError, SpecError
 from workbench.spec import DaggerSpec, load, located
 from workbench.sql import enums, translate
+
+if TYPE_CHECKING:
+    from workbench.schemas import SchemaRegistry
 
 
 @dataclass
@@ -53,17 +56,30 @@ class ValidationReport:
         return "\n".join(lines)
 
 
-def check(spec: DaggerSpec) -> ValidationReport:
-    from workbench.spark import session
-
-    registry = streams.registry_for(spec)
+def check_names(
+    spec: DaggerSpec, registry: SchemaRegistry, before: SchemaRegistry | None = None
+) -> list[streams.ResolvedStream]:
+    """What ``registry`` decides without Spark: the streams' messages and event-time
+    fields, the SQL and the enum values it compares with; given the set the job runs on
+    today (``before``), the SQL's columns that set has and ``registry`` lacks
+    (:mod:`workbench.schemas.fit`). The job service checks each new version with it."""
     resolved = streams.resolve(spec, registry)
-    # The SQL's own faults are found before Spark starts.
     translate(
         spec.sql,
         {r.spec.table: r.schema for r in resolved},
         enum_fields={r.spec.table: enums.values_of(registry, r.message) for r in resolved},
     )
+    if before is not None:
+        from workbench.schemas import fit
+
+        fit.check(spec, before, registry)
+    return resolved
+
+
+def check(spec: DaggerSpec) -> ValidationReport:
+    from workbench.spark import session
+
+    resolved = check_names(spec, streams.registry_for(spec))  # before Spark starts
     plan = dry_run.check(session(), spec, resolved)
     schema = plan.result.schema
     for index, sink in enumerate(spec.sinks):

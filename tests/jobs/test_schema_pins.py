@@ -5,21 +5,23 @@ is refused with the list (file and line), one that breaks only other messages is
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from jobkit import spec_yaml, teams_file
 from polling import wait_for
 
-from workbench.exceptions import SchemaBreakingError, SchemaVersionError
+from workbench.exceptions import SchemaBreakingError, SchemaMismatchError, SchemaVersionError
 from workbench.schemas import sets
 from workbench.schemas.versions import SchemaVersions
 
 COMPAT = Path(__file__).resolve().parents[1] / "fixtures" / "schemas" / "compat"
+CLOCK = "  int64 event_timestamp = 15;\n"
 
 
-def order_spec(message: str = "compat.Order") -> str:
-    spec = spec_yaml()
+def order_spec(message: str = "compat.Order", sql: str = "SELECT * FROM booking") -> str:
+    spec = spec_yaml(sql=sql)
     return spec.replace("esb.booking.BookingLogMessage", message)
 
 
@@ -32,7 +34,13 @@ def service(make_service, tmp_path):
 
 
 def publish(service, case: str, side: str) -> int:
-    folder = COMPAT / case / side
+    """Publish a fixture set whose Order has an event time (a job's stream needs one:
+    its lines are one below the fixture's)."""
+    folder = service.schemas.folder.parent / f"{case}-{side}"
+    shutil.copytree(COMPAT / case / side, folder)
+    proto = folder / "shop.proto"
+    text = proto.read_text().replace("message Order {\n", "message Order {\n" + CLOCK, 1)
+    proto.write_text(text)
     return service.schemas.publish(sets.compiled(folder), str(folder))[0].number
 
 
@@ -61,8 +69,8 @@ def test_an_edit_onto_a_breaking_version_is_refused_with_the_list(service):
     with pytest.raises(SchemaBreakingError) as refused:
         service.edit(bob, "surge", order_spec(), schema_version=v2)
     [change] = refused.value.changes
-    assert (change.kind, change.line) == ("field-type-changed", 6)
-    assert "shop.proto:6: field-type-changed" in str(refused.value)
+    assert (change.kind, change.line) == ("field-type-changed", 7)
+    assert "shop.proto:7: field-type-changed" in str(refused.value)
     with pytest.raises(SchemaBreakingError):  # a new submit (a promotion) too
         service.submit(bob, name="surge", team="pricing", spec_yaml=order_spec())
     assert pins(service, bob) == [v1]
@@ -77,6 +85,29 @@ def test_a_compatible_version_is_taken_on_request(service):
     assert pins(service, bob) == [1, v2]
     service.rollback(bob, "surge", 1)
     assert pins(service, bob) == [1, v2, 1]  # a rollback takes the version's pin back
+
+
+def test_a_version_is_checked_against_its_own_schema_version(service):
+    bob = service.principal("bob")
+    publish(service, "compatible", "old")
+    sql = "SELECT id, amount FROM booking"
+    service.submit(bob, name="surge", team="pricing", spec_yaml=order_spec(sql=sql))
+    v2 = publish(service, "compatible", "new")  # amount renamed amount_cents: compatible
+    with pytest.raises(SchemaMismatchError, match="schema version 2") as refused:
+        service.edit(bob, "surge", order_spec(sql=sql), schema_version=v2)
+    assert "amount_cents" in str(refused.value)  # did you mean
+    with pytest.raises(SchemaMismatchError):  # a submit pins the latest: v2
+        service.submit(bob, name="surge", team="pricing", spec_yaml=order_spec(sql=sql))
+    service.edit(bob, "surge", order_spec(sql=sql), note="stays on 1")
+    renamed = order_spec(sql="SELECT id, amount_cents FROM booking")
+    service.edit(bob, "surge", renamed, schema_version=v2)
+    assert pins(service, bob) == [1, 1, v2]
+
+
+def test_an_unpinned_version_is_checked_against_the_bundled_schemas(service):
+    bob = service.principal("bob")
+    with pytest.raises(SchemaMismatchError, match="schema version bundled"):
+        service.submit(bob, name="surge", team="pricing", spec_yaml=order_spec())
 
 
 def test_breaking_changes_to_messages_the_job_does_not_read_pass(service):

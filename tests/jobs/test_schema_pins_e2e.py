@@ -1,8 +1,11 @@
 """Schema pins end to end (``workbench serve`` in its own process, the session broker, a
-real Spark run): a job submitted after ``workbench schemas publish`` runs on that version;
-publishing an incompatible version leaves it running on its pin (same run, more batches);
-an edit asking for the incompatible version is refused with the list (CLI exit 1, HTTP
-400); an edit without one keeps the pin."""
+real Spark run): a job submitted after ``workbench schemas publish`` (over HTTP) runs on
+that version; newer versions (a renamed field, then a type change an admin had to allow)
+leave it running on its pin; an edit asking for the renamed version is refused because
+its SQL names the old field (CLI exit 1), one asking for the incompatible version with
+the list (HTTP 400), and so is a resubmit (it pins the latest); an edit without one keeps
+the pin, and its new run decodes with the pinned descriptors (the customer ids the later
+versions would not read as text)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from polling import wait_for
 from service_process import Service
 from streaming import new_topic, publish_events
 
@@ -19,6 +23,7 @@ from workbench.schemas.registry import BUNDLED_PROTOS
 
 BOOKING = "esb/booking.proto"
 BROKEN = ("  string customer_id = 5;", "  int64 customer_id = 5;")
+RENAMED = ("  string customer_id = 5;", "  string customer_ref = 5;")
 
 
 @pytest.fixture(scope="module")
@@ -26,20 +31,17 @@ def service(tmp_path_factory, kafka_broker):
     base = tmp_path_factory.mktemp("pins")
     service = Service(base / "state", base / "home").start()
     yield service
-    try:
-        service.stop_all()
-    finally:
-        service.stop()
+    service.close()
 
 
-def schema_folder(base: Path, name: str, broken: bool) -> Path:
+def schema_folder(base: Path, name: str, change: tuple[str, str] | None) -> Path:
     folder = base / name
     shutil.copytree(BUNDLED_PROTOS, folder)
-    if broken:
+    if change:
         path = folder / BOOKING
         text = path.read_text()
-        assert BROKEN[0] in text
-        path.write_text(text.replace(*BROKEN))
+        assert change[0] in text
+        path.write_text(text.replace(*change))
     return folder
 
 
@@ -69,7 +71,7 @@ def test_a_job_keeps_running_on_its_pinned_schema_version(service, kafka_broker,
     bootstrap = kafka_broker.bootstrap
     topic = new_topic(bootstrap, "pins")
     publish_events(bootstrap, topic, 200, seed=5)
-    good = service.cli("alice", "schemas", "publish", schema_folder(tmp_path, "v1", False),
+    good = service.cli("alice", "schemas", "publish", schema_folder(tmp_path, "v1", None),
                        "--note", "as shipped")  # fmt: skip
     assert "published schema version 1" in good.stdout, good.stderr
 
@@ -81,9 +83,15 @@ def test_a_job_keeps_running_on_its_pinned_schema_version(service, kafka_broker,
     config = json.loads((service.state / "runs" / run / "run.json").read_text())
     assert config["schema_version"] == 1 and config["schema_set"].endswith("v1.desc")
 
-    bad = service.cli("alice", "schemas", "publish", schema_folder(tmp_path, "v2", True))
-    assert "published schema version 2" in bad.stdout, bad.stderr
-    assert "1 breaking change(s) from version 1" in bad.stdout
+    renamed = service.cli("alice", "schemas", "publish", schema_folder(tmp_path, "v2", RENAMED))
+    assert "published schema version 2" in renamed.stdout, renamed.stderr
+    broken = ("schemas", "publish", schema_folder(tmp_path, "v3", BROKEN), "--allow-breaking")
+    allowed = service.cli("root", *broken)  # an admin's (test_schema_routes: the refusals)
+    assert "published schema version 3" in allowed.stdout, allowed.stderr
+    versions = service.get("/schemas/versions")["versions"]
+    assert [(v["author"], bool(v["breaking"])) for v in versions] == [
+        ("alice", False), ("alice", False), ("root", True)
+    ]  # fmt: skip
 
     # the job runs on, on version 1: the same run, more batches over new events
     before = batches(service.job("pinned-e2e"))
@@ -93,27 +101,39 @@ def test_a_job_keeps_running_on_its_pinned_schema_version(service, kafka_broker,
     log = service.get("/jobs/pinned-e2e/logs?limit=1000000")["text"]
     assert "on schema version 1" in log
 
-    # asking for version 2 is refused with the list, over the CLI and HTTP
+    # version 2 renamed a field the SQL reads: refused, naming it
     spec_file = tmp_path / "pinned.yaml"
     spec_file.write_text(text)
     refused = service.cli("alice", "jobs", "edit", "pinned-e2e", spec_file, "--schema-version", 2)
     assert refused.returncode == 1
-    assert f"{BOOKING}:49: field-type-changed" in refused.stderr, refused.stderr
+    assert "does not fit schema version 2" in refused.stderr, refused.stderr
+    assert "Did you mean customer_ref" in refused.stderr
+
+    # version 3 breaks what it reads: refused with the list
     answer = service.api(
-        "alice", "PUT", "/jobs/pinned-e2e", {"spec_yaml": text, "schema_version": 2}
+        "alice", "PUT", "/jobs/pinned-e2e", {"spec_yaml": text, "schema_version": 3}
     )
     assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert error["type"] == "SchemaBreakingError" and "customer_id" in error["message"]
     [change] = error["changes"]
     assert (change["kind"], change["file"], change["line"]) == ("field-type-changed", BOOKING, 49)
+    resubmit = service.api("alice", "POST", "/jobs", body)  # pins the latest: 3
+    assert resubmit.status_code == 400 and "field-type-changed" in resubmit.text
 
-    resubmit = ("jobs", "submit", spec_file, "--team", "pricing", "--schema-version", 2)
-    refused = service.cli("alice", *resubmit)
-    assert refused.returncode == 1 and "field-type-changed" in refused.stderr, refused.stderr
-
-    # an edit without a schema version keeps the pin
+    # an edit without a schema version keeps the pin; its new run decodes with version 1
     kept = service.cli("alice", "jobs", "edit", "pinned-e2e", spec_file, "--note", "same")
     assert kept.returncode == 0, kept.stderr
     versions = service.get("/jobs/pinned-e2e/versions")["versions"]
     assert [v["schema_version"] for v in versions] == [1, 1]
+    job = service.wait_for("pinned-e2e", lambda j: running(j) and j["run"]["id"] != run, 300,
+                           "the edited version's run")  # fmt: skip
+    publish_events(bootstrap, topic, 50, seed=7)
+
+    def rows_logged() -> str | None:
+        path = f"/jobs/pinned-e2e/logs?run={job['run']['id']}&limit=1000000"
+        text = service.get(path)["text"]
+        return text if "rows" in text and "cust-" in text else None  # ids read as text
+
+    log = wait_for(rows_logged, 120, "the new run's rows")
+    assert "v2 on schema version 1" in log

@@ -73,3 +73,6 @@ def test_the_page_escapes_what_it_shows():
     assert "<script>" not in page and "&lt;script&gt;" in page and "pri&lt;cing" in page
     assert "hot-cell" in page and "&lt;b&gt;" in page and "refused &lt;x&gt;" in page
     assert "no data yet" in page and "no status changes recorded" in page
+    assert "schema version bundled" in page
+    pinned = render(Health({**job, "schema_version": 3}, [], [], [], []), now)
+    assert "version 2 · schema version 3 ·" in pinned

@@ -49,6 +49,9 @@ def test_promotions_are_refused_before_they_run(jupyter, tmp_path):
         "POST", "promotions", ALICE, {"notebook": "gone.ipynb", "team": "pricing"}
     )
     assert missing.status_code == 400 and "save it" in missing.text
+    body = {"notebook": "nb.ipynb", "team": "pricing", "schema_version": "latest"}
+    bad = jupyter.call("POST", "promotions", ALICE, body)
+    assert bad.status_code == 400 and "schema_version must be a version number" in bad.text
     body = {"notebook": "nb.ipynb", "team": "pricing", "parameters": "- a list"}
     assert jupyter.call("POST", "promotions", ALICE, body).status_code == 400
     unknown = jupyter.call("GET", "promotions/nope", ALICE)
@@ -103,6 +106,7 @@ def test_the_new_dagger_template_promotes_to_a_running_job(jupyter, kafka_broker
         ]
         assert done["job"]["name"] == "lab-hotspots" and done["job"]["team"] == "pricing"
         assert done["job"]["created_by"] == "alice"
+        assert "on schema version bundled" in done["steps"][-1]["text"]  # none published
         wait_for(
             lambda: jupyter.call("GET", "jobs/lab-hotspots", ALICE).json()["status"] == "RUNNING",
             120,

@@ -6,7 +6,9 @@ version asked for, else the latest published one; an edit, a rollback or a failo
 the pin unless the edit asks for another (``schema_version``). Before a pin changes,
 :func:`check` compares the two sets for the messages the job's streams read (and every
 message and enum those reach) and refuses a breaking change with the list
-(:class:`~workbench.exceptions.SchemaBreakingError`). Runs get the pinned set's file in
+(:class:`~workbench.exceptions.SchemaBreakingError`). Every new version's spec is checked
+against its pinned set (:func:`check_names`: messages, event-time fields, the SQL's
+names), so a version never pins a set it cannot run on. Runs get the pinned set's file in
 ``run.json`` (``schema_set``) and decode with it (:func:`registry_for_run`).
 """
 
@@ -15,7 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.exceptions import SchemaBreakingError, UnknownNameError
+from workbench.exceptions import (
+    SchemaBreakingError,
+    SchemaError,
+    SchemaMismatchError,
+    UnknownNameError,
+)
 from workbench.schemas.versions import SchemaVersions
 
 if TYPE_CHECKING:
@@ -48,6 +55,30 @@ def check(
     bad = [c for c in compat.breaking(compat.compare(old, new)) if c.owner in used]
     if bad:
         raise SchemaBreakingError(job, pinned, wanted, bad)
+
+
+def check_names(
+    store: SchemaVersions,
+    job: str,
+    spec: DaggerSpec,
+    pinned: int | None,
+    today: int | None | bool = False,
+) -> None:
+    """Refuse (SchemaMismatchError) a spec whose messages, event-time fields or SQL names
+    schema version ``pinned`` (None: bundled) lacks: what its runs would fail on.
+    ``today``: the version the job runs on now (False: none, a new job), whose fields the
+    SQL may name (:mod:`workbench.schemas.fit`)."""
+    from workbench.exceptions import SchemaVersionError, SpecError, SqlError
+    from workbench.kinds import KINDS
+
+    moving = today is not False and today != pinned
+    before = registry(store, today, spec) if moving else None  # type: ignore[arg-type]
+    try:
+        KINDS.check_names(spec, registry(store, pinned, spec), before)
+    except SchemaVersionError:
+        raise
+    except (SpecError, SqlError, SchemaError) as err:
+        raise SchemaMismatchError(job, pinned, err) from None
 
 
 def set_path(store: SchemaVersions, pinned: int | None) -> str | None:

@@ -172,6 +172,7 @@ class JobService(AlertQueries):
                     f"--team {job.team}, or choose another name."
                 )
             self._check_pin(s, job, spec, pin)
+            self._check_names(s, job, spec, pin)
             record = self._add_version(s, who, job, spec_yaml, notebook, parity, note, pin)
             self._want_running(job)
             add_event(s, job.id, who.user, "submit", version=record.number, note=note)
@@ -194,6 +195,7 @@ class JobService(AlertQueries):
                 self.schemas.get(schema_version)
             pin = self._pin_of(s, job) if schema_version is None else schema_version
             self._check_pin(s, job, spec, pin)
+            self._check_names(s, job, spec, pin)
             record = self._add_version(s, who, job, spec_yaml, None, None, note, pin)
             add_event(s, job.id, who.user, "edit", version=record.number, note=note)
             return self._view(s, job)
@@ -386,6 +388,12 @@ class JobService(AlertQueries):
         """Refuse a new version whose schema pin breaks what the current version reads."""
         if job.current_version:
             schema_pins.check(self.schemas, job.name, spec, self._pin_of(s, job), pin)
+
+    def _check_names(self, s: Session, job: Job, spec: Any, pin: int | None) -> None:
+        """Refuse a spec naming what its pinned set lacks (or what the job's current set
+        has and that one does not)."""
+        today = self._pin_of(s, job) if job.current_version else False
+        schema_pins.check_names(self.schemas, job.name, spec, pin, today)
 
     @staticmethod
     def _want_running(job: Job) -> None:

@@ -21,7 +21,7 @@ dagger.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -30,6 +30,9 @@ from workbench.durations import to_millis
 from workbench.exceptions import SpecError
 from workbench.sinks.registry import SinkConfig
 from workbench.spec import DaggerSpec, StreamSpec, _Model, _spec_error, sink_list
+
+if TYPE_CHECKING:
+    from workbench.schemas import SchemaRegistry
 
 
 class QualityStream(StreamSpec):
@@ -159,6 +162,15 @@ def load(path: str | Path) -> QualitySpec:
     from workbench.yamlsafe import read_yaml
 
     return parse(read_yaml(path, what="spec"), str(path))
+
+
+def check_names(
+    spec: QualitySpec, registry: SchemaRegistry, before: SchemaRegistry | None = None
+) -> None:
+    """The streams' messages and event-time fields in ``registry`` (SpecError if not)."""
+    from workbench.streams import resolve
+
+    resolve(spec, registry)  # type: ignore[arg-type]
 
 
 def shape_hash(spec: QualitySpec) -> str:

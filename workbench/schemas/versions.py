@@ -18,9 +18,9 @@ import getpass
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,8 @@ class SchemaVersion:
     author: str
     note: str
     source: str
+    #: the breaking changes from the version before, published with ``--allow-breaking``
+    breaking: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,10 +100,16 @@ class SchemaVersions:
         return FileDescriptorSet.FromString(self.path(number).read_bytes())
 
     def publish(
-        self, files: FileDescriptorSet, source: str, note: str = "", author: str | None = None
+        self,
+        files: FileDescriptorSet,
+        source: str,
+        note: str = "",
+        author: str | None = None,
+        breaking: Sequence[str] = (),
     ) -> tuple[SchemaVersion, bool]:
         """Record ``files`` as the next version; (the version, whether it is new): a set
-        equal to the latest one's is not recorded again."""
+        equal to the latest one's is not recorded again. No compatibility check here
+        (:func:`workbench.schemas.publishing.publish` checks)."""
         digest = content_hash(files)
         with self._locked():
             found = self.list()
@@ -109,7 +117,7 @@ class SchemaVersions:
                 return found[-1], False
             number = found[-1].number + 1 if found else 1
             record = SchemaVersion(
-                number, digest, _now(), author or _user(), note, source
+                number, digest, _now(), author or _user(), note, source, list(breaking)
             )  # fmt: skip
             _write(self.folder / f"v{number}.desc", files.SerializeToString(deterministic=True))
             rows = [v.to_dict() for v in (*found, record)]

@@ -205,6 +205,18 @@ class ServiceClient:
         newer = (job.get("run") or {}).get("id")
         return job["status"] in FINAL and (newer is None or str(newer) == str(current))
 
+    # -- schema versions (:mod:`workbench.server.schema_routes`) -------------------------
+    def schema_versions(self) -> list[dict]:
+        return self._get("schemas/versions")["versions"]
+
+    def publish_schemas(
+        self, descriptor_set: bytes, source: str, note: str = "", allow_breaking: bool = False
+    ) -> dict:
+        """Publish a serialized FileDescriptorSet: the version, with ``new``."""
+        body = {"descriptor_set": base64.b64encode(descriptor_set).decode("ascii"),
+                "source": source, "note": note, "allow_breaking": allow_breaking}  # fmt: skip
+        return self._send("POST", "schemas/versions", body)
+
     # -- HTTP -------------------------------------------------------------------------
     def _get(self, path: str, params: dict | None = None) -> Any:
         return self._request("GET", path, params=params).json()

@@ -202,7 +202,7 @@ class JobsRoute(ApiHandler):
         data = self.body(SUBMIT_KEYS, required=("name", "team", "spec_yaml"))
         if data.get("notebook") is not None:
             data["notebook"] = _unbase64(data["notebook"], "notebook")
-        _check_schema_version(data)
+        check_schema_version(data)
         self.reply(await self.call("submit", **data), status=201)
 
 
@@ -212,7 +212,7 @@ class JobRoute(ApiHandler):
 
     async def put(self, ref: str) -> None:
         data = self.body({"spec_yaml", "note", "schema_version"}, required=("spec_yaml",))
-        pin = _check_schema_version(data)
+        pin = check_schema_version(data)
         note = data.get("note") or ""
         self.reply(await self.call("edit", ref, data["spec_yaml"], note=note, schema_version=pin))
 
@@ -318,7 +318,7 @@ class NoRoute(ApiHandler):
         )
 
 
-def _check_schema_version(data: dict) -> int | None:
+def check_schema_version(data: dict) -> int | None:
     """The body's ``schema_version``: a published version's number, or absent/null."""
     value = data.get("schema_version")
     if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
@@ -391,3 +391,6 @@ ROUTES += cluster_routes.ROUTES + kafka_cluster_routes.ROUTES
 from workbench.server import quality_routes  # noqa: E402
 
 ROUTES += quality_routes.ROUTES
+from workbench.server import schema_routes  # noqa: E402
+
+ROUTES += schema_routes.ROUTES

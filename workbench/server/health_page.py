@@ -119,6 +119,7 @@ def _summary(job: dict) -> str:
         f"<h1>{html.escape(job['name'])} "
         f'<span class="status" style="background:{color}">{html.escape(job["status"])}</span></h1>'
         f'<p class="muted">team {html.escape(job["team"])} · version {job["version"]} · '
+        f"schema version {job.get('schema_version') or 'bundled'} · "
         f"desired {html.escape(str(job.get('desired')))} · run {_cell(run.get('id'))}"
         f" · failures {job.get('failures', 0)} · refreshed every {REFRESH_S} s</p>"
         + (

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.exceptions import ParityError, PromoteError, PromotionNotFoundError
-from workbench.server.handlers import ApiError, ApiHandler
+from workbench.server.handlers import ApiError, ApiHandler, check_schema_version
 
 #: POST promotions body keys
 PROMOTE_KEYS = {"notebook", "team", "name", "cluster", "parameters"}
+PROMOTE_KEYS |= {"schema_version"}  # a published schema version to pin (default: the latest)
 #: promotions kept per server (the oldest finished ones go first)
 KEEP = 200
 
@@ -44,6 +45,7 @@ class Promotion:
     name: str | None = None
     cluster: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
+    schema_version: int | None = None
     state: str = "running"
     steps: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, str] | None = None
@@ -62,7 +64,8 @@ class Promotion:
         self.state = "failed"
 
     def view(self) -> dict[str, Any]:
-        keys = ("id", "state", "notebook", "team", "name", "cluster", "error", "diff", "job")
+        keys = ["id", "state", "notebook", "team", "name", "cluster", "schema_version"]
+        keys += ["error", "diff", "job"]
         return {key: getattr(self, key) for key in keys} | {"steps": list(self.steps)}
 
 
@@ -94,6 +97,7 @@ class Promotions:
         run = Promotion(
             uuid.uuid4().hex[:12], who.user, str(data["notebook"]), data["team"],
             data.get("name") or None, data.get("cluster") or None, parameters(data),
+            data.get("schema_version"),
         )  # fmt: skip
         run.step(f"papermill: running {path.name} in a fresh kernel in promote mode")
         with self.lock:
@@ -118,9 +122,14 @@ class Promotions:
             run.job = self.service.submit(
                 who, name=ready.name, team=run.team, spec_yaml=owned_by(ready.spec_yaml, run.team),
                 cluster=run.cluster, notebook=ready.notebook_bytes, parity=ready.parity,
+                schema_version=run.schema_version,
             )  # fmt: skip
             job = run.job or {}
-            run.step(f"job: {job.get('name')} version {job.get('version')}, {job.get('status')}")
+            pin = job.get("schema_version") or "bundled"
+            run.step(
+                f"job: {job.get('name')} version {job.get('version')} on schema version {pin}, "
+                f"{job.get('status')}"
+            )
             run.state = "done"
         except Exception as err:  # noqa: BLE001 (any failure ends the promotion, shown to its user)
             run.fail(err)
@@ -152,6 +161,7 @@ class PromotionsRoute(ApiHandler):
     async def post(self) -> None:
         data = self.body(PROMOTE_KEYS, required=("notebook", "team"))
         parameters(data)  # a bad request is refused before it runs
+        check_schema_version(data)
         registry = self.settings["workbench_promotions"]
         run = await self.run(lambda who: registry.start(who, data))
         self.reply(run.view(), status=202)

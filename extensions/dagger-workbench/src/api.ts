@@ -14,6 +14,7 @@ import {
   Me,
   Progress,
   Promotion,
+  SchemaVersion,
   SparkCluster,
   Version,
   WorkbenchEvent
@@ -99,6 +100,11 @@ export class WorkbenchAPI {
 
   me(): Promise<Me> {
     return this.request<Me>('me');
+  }
+
+  /** The published schema versions, oldest first (`GET schemas/versions`). */
+  async schemaVersions(): Promise<SchemaVersion[]> {
+    return (await this.request<{ versions: SchemaVersion[] }>('schemas/versions')).versions;
   }
 
   async jobs(team?: string): Promise<Job[]> {
@@ -211,6 +217,8 @@ export interface PromoteRequest {
   name?: string;
   cluster?: string;
   parameters?: Record<string, unknown>;
+  /** the published schema version to pin (default: the latest) */
+  schema_version?: number;
 }
 
 /** The "new dagger" notebook for `name` (`templates/new-dagger?name=`), nbformat JSON. */

@@ -10,7 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { WorkbenchAPI } from './api';
 import { chooseFailover, chooseMoveTarget } from './clusterDialogs';
 import { failoverTargets, moveTargets } from './clusterFormat';
-import { compact, diffLines, sqlOf, statusClass, utc } from './format';
+import { diffLines, headFacts, schemaVersion, sqlOf, statusClass, utc } from './format';
 import { Alert, Job, KafkaCluster, SparkCluster, Version } from './types';
 
 export interface DetailsActions {
@@ -39,7 +39,7 @@ export class JobDetails extends Widget {
         <div class="dw-diff-bar">SQL diff of v<select name="a" aria-label="From version"></select>
           and v<select name="b" aria-label="To version"></select></div>
         <pre class="dw-sql-diff"></pre>
-        <table class="dw-versions"><thead><tr><th>v</th><th>author</th><th>created (UTC)</th><th>parity</th><th>note</th><th></th></tr></thead><tbody></tbody></table>
+        <table class="dw-versions"><thead><tr><th>v</th><th>author</th><th>created (UTC)</th><th>schema</th><th>parity</th><th>note</th><th></th></tr></thead><tbody></tbody></table>
       </section>
       <section><h3>Alerts</h3><table class="dw-alert-table"><tbody></tbody></table></section>
       <section><h3>Events</h3><table class="dw-events"><tbody></tbody></table></section>`;
@@ -117,7 +117,6 @@ export class JobDetails extends Widget {
   }
 
   private renderHead(job: Job): void {
-    const m = job.metrics || {};
     const head = this.node.querySelector('.dw-details-head')!;
     head.innerHTML = `<h2></h2><span class="dw-badge"></span><span class="dw-head-facts"></span>
       <button class="dw-button" data-act="logs">Logs</button>
@@ -134,10 +133,7 @@ export class JobDetails extends Widget {
     const badge = head.querySelector('.dw-badge')!;
     badge.textContent = job.status;
     badge.className = `dw-badge ${statusClass(job.status)}`;
-    head.querySelector('.dw-head-facts')!.textContent =
-      `team ${job.team} \u00b7 v${job.version} \u00b7 cluster ${job.cluster ?? 'default'} \u00b7 ` +
-      `in ${compact(m.input_rate)}/s \u00b7 behind ${compact(m.offsets_behind_latest)} \u00b7 ` +
-      `${job.alerts_firing} alerts firing`;
+    head.querySelector('.dw-head-facts')!.textContent = headFacts(job);
   }
 
   private renderVersions(versions: Version[]): void {
@@ -150,6 +146,7 @@ export class JobDetails extends Widget {
         `v${v.number}${v.current ? ' (current)' : ''}`,
         v.author,
         utc(v.created_at),
+        schemaVersion(v.schema_version),
         parity,
         v.note || ''
       ]) {

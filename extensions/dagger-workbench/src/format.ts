@@ -26,6 +26,21 @@ export function compact(value: number | null | undefined): string {
 }
 
 /** The CSS modifier of a status badge (`RUNNING` -> `running`). */
+/** A pinned schema version as the service names it (`null`: the bundled schemas). */
+export function schemaVersion(pin: number | null | undefined): string {
+  return pin === null || pin === undefined ? 'bundled' : String(pin);
+}
+
+/** The facts line under a job's name in its details. */
+export function headFacts(job: Job): string {
+  const m = job.metrics || {};
+  return (
+    `team ${job.team} \u00b7 v${job.version} \u00b7 schema version ${schemaVersion(job.schema_version)} \u00b7 ` +
+    `cluster ${job.cluster ?? 'default'} \u00b7 in ${compact(m.input_rate)}/s \u00b7 ` +
+    `behind ${compact(m.offsets_behind_latest)} \u00b7 ${job.alerts_firing} alerts firing`
+  );
+}
+
 export function statusClass(status: string): string {
   return `dw-status-${status.toLowerCase().replace(/[^a-z]+/g, '-')}`;
 }

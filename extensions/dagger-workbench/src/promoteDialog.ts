@@ -1,5 +1,5 @@
 /**
- * The promote dialog: a form (team, job name, cluster, parameters), then the promotion's
+ * The promote dialog: a form (team, job name, cluster, schema version, parameters), then the promotion's
  * steps as the server runs them (papermill, parity with its diff when it fails, submit),
  * ending on the job.
  */
@@ -7,8 +7,8 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { PromoteRequest, WorkbenchAPI } from './api';
-import { utc } from './format';
-import { Me, Promotion } from './types';
+import { schemaVersion, utc } from './format';
+import { Me, Promotion, SchemaVersion } from './types';
 
 const POLL_MS = 1000;
 
@@ -23,7 +23,8 @@ export interface PromoteDefaults {
 export class PromoteForm extends Widget {
   constructor(
     private defaults: PromoteDefaults,
-    me: Me | null
+    me: Me | null,
+    schemas: SchemaVersion[] = []
   ) {
     super();
     this.addClass('dw-promote-form');
@@ -36,6 +37,7 @@ export class PromoteForm extends Widget {
       <datalist id="dw-teams"></datalist>
       <label>Job name <input name="name" required></label>
       <label>Cluster <input name="cluster" placeholder="the service's default"></label>
+      <label>Schema version <select name="schema_version"></select></label>
       <label>Parameters (YAML, one <code>key: value</code> a line)
         <textarea name="parameters" rows="4" placeholder="sinks: [{type: log}]"></textarea></label>`;
     this.node.querySelector('.dw-hint code')!.textContent = defaults.notebook;
@@ -46,6 +48,10 @@ export class PromoteForm extends Widget {
     for (const t of teams) {
       list.appendChild(new Option(t, t));
     }
+    const pins = this.node.querySelector('select')!;
+    for (const [label, value] of schemaChoices(schemas)) {
+      pins.appendChild(new Option(label, value));
+    }
   }
 
   private input(name: string): HTMLInputElement {
@@ -54,14 +60,33 @@ export class PromoteForm extends Widget {
 
   getValue(): PromoteRequest {
     const text = this.input('parameters').value.trim();
+    const pin = (this.node.querySelector('select') as HTMLSelectElement).value;
     return {
       notebook: this.defaults.notebook,
       team: this.input('team').value.trim(),
       name: this.input('name').value.trim() || undefined,
       cluster: this.input('cluster').value.trim() || undefined,
-      parameters: text ? (text as any) : undefined
+      parameters: text ? (text as any) : undefined,
+      schema_version: pin ? Number(pin) : undefined
     };
   }
+}
+
+/**
+ * The schema version choices (label, value): the latest first (value '': the service pins
+ * it), then each published one, newest first; with none published, the bundled schemas.
+ */
+export function schemaChoices(versions: SchemaVersion[]): [string, string][] {
+  const newest = versions.slice().reverse();
+  if (!newest.length) {
+    return [['bundled (no version published)', '']];
+  }
+  const named = (v: SchemaVersion): string =>
+    `${v.number} \u00b7 ${v.author}${v.note ? ` \u00b7 ${v.note}` : ''}`;
+  return [
+    [`latest: ${named(newest[0])}`, ''],
+    ...newest.map(v => [named(v), String(v.number)] as [string, string])
+  ];
 }
 
 /** The steps of a running promotion, polled until it ends. */
@@ -131,7 +156,8 @@ export class PromoteProgress extends Widget {
     } else if (promotion.state === 'done' && promotion.job) {
       const job = promotion.job;
       this.outcome.className = 'dw-outcome dw-ok';
-      this.outcome.textContent = `job ${job.name}: version ${job.version}, ${job.status}`;
+      const pin = schemaVersion(job.schema_version);
+      this.outcome.textContent = `job ${job.name}: version ${job.version} on schema version ${pin}, ${job.status}`;
     } else {
       this.outcome.textContent = 'running\u2026';
     }
@@ -169,6 +195,12 @@ export async function promoteWithDialog(
   defaults: PromoteDefaults
 ): Promise<string | null> {
   let me: Me | null = null;
+  let schemas: SchemaVersion[] = [];
+  try {
+    schemas = await api.schemaVersions();
+  } catch {
+    // offered as the latest; the promotion pins it
+  }
   try {
     me = await api.me();
     if (me.admin && !me.teams.length) {
@@ -180,7 +212,7 @@ export async function promoteWithDialog(
   }
   const form = await showDialog({
     title: 'Promote to a production job',
-    body: new PromoteForm(defaults, me),
+    body: new PromoteForm(defaults, me, schemas),
     buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Promote' })],
     focusNodeSelector: 'input[name="team"]'
   });

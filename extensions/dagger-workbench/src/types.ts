@@ -30,6 +30,8 @@ export interface Job {
   metrics: Partial<Metrics>;
   last_error: string | null;
   alerts_firing: number;
+  /** the current version's pinned schema version (null: the bundled schemas) */
+  schema_version?: number | null;
 }
 
 /** One micro-batch of a run (`progress.jsonl`). */
@@ -59,6 +61,7 @@ export interface Version {
   parity: any;
   current: boolean;
   note: string;
+  schema_version?: number | null;
   [key: string]: unknown;
 }
 
@@ -93,6 +96,19 @@ export interface Promotion {
   error: { type: string; message: string } | null;
   diff: string | null;
   job: Job | null;
+  schema_version?: number | null;
+}
+
+/** A published schema version (`GET schemas/versions`). */
+export interface SchemaVersion {
+  number: number;
+  sha256: string;
+  created_at: string;
+  author: string;
+  note: string;
+  source: string;
+  breaking: string[];
+  messages: string[];
 }
 
 /** A named Spark cluster (`GET clusters`): those the caller's teams may use. */

@@ -3,7 +3,9 @@ import {
   canAct,
   compact,
   diffLines,
+  headFacts,
   RateSeries,
+  schemaVersion,
   sparkPoints,
   sqlOf,
   statusClass,
@@ -100,5 +102,18 @@ describe('utc', () => {
     expect(utc('2026-11-24T08:00:03.123Z')).toBe('2026-11-24 08:00:03');
     expect(utc(0)).toBe('1970-01-01 00:00:00');
     expect(utc(null)).toBe('-');
+  });
+});
+
+describe('schema versions', () => {
+  it('shows the pin, or bundled without one', () => {
+    expect([null, undefined, 0, 3].map(schemaVersion)).toEqual(['bundled', 'bundled', '0', '3']);
+  });
+
+  it("puts the job's pin in its details' facts", () => {
+    const facts = headFacts(job({ version: 4, schema_version: 2, metrics: { input_rate: 1234.5 } }));
+    expect(facts).toContain('v4 \u00b7 schema version 2 \u00b7 cluster default');
+    expect(facts).toContain('in 1.2k/s');
+    expect(headFacts(job())).toContain('schema version bundled');
   });
 });

@@ -118,6 +118,7 @@ def test_a_dagger_rides_out_four_faults(chaos_broker, service, influx, chromium,
     env.client = ServiceClient(service.url, TOKENS["root"])
     plan = scenario(topic, tmp_path, sink)
     result = run_scenario(plan, env, RevertJournal(tmp_path / "j"))
+    page_path = write_report(result, tmp_path / "report")  # report.json: what went wrong
     assert proxy.faults.latency_ms == 0 and broker.status().running and influx.running
     assert RevertJournal(tmp_path / "j").pending() == []
     for run in result["runs"]:
@@ -125,7 +126,6 @@ def test_a_dagger_rides_out_four_faults(chaos_broker, service, influx, chromium,
         assert run["blast_radius"]["jobs"] == [str(job)]
     runs = [run["samples"][-1]["run"] for run in result["runs"]]
     assert runs[1] == runs[0] != runs[2] == runs[3], "the driver kill restarted the job only"
-    page_path = write_report(result, tmp_path / "report")
     parquet, points = result["ledgers"]
     for ledger in (parquet, points):
         assert ledger["passed"], ledger

@@ -13,7 +13,10 @@ from workbench.cli_jobs import _connection
 def cmd_load(args: argparse.Namespace) -> int:
     from workbench.chaos.load import LoadPlan, drive
 
-    plan = LoadPlan(args.topic, args.message, args.rate, args.duration, args.seed, args.partitions)
+    plan = LoadPlan(
+        args.topic, args.message, args.rate, args.duration, args.seed, args.partitions,
+        args.malformed,
+    )  # fmt: skip
     metrics = None
     if args.job:
         from workbench.server.client import ServiceClient
@@ -33,6 +36,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     print(
         f"sent {result.sent:,} events in {result.seconds:.1f}s: {result.achieved_rate:,.1f}/s "
         f"({result.achieved_rate / plan.rate:.0%} of the target)"
+        + (f", {result.malformed:,} of them malformed" if result.malformed else "")
     )
     if result.sustained is not None:
         print(
@@ -81,26 +85,77 @@ def cmd_chaos_run(args: argparse.Namespace) -> int:
             + (f"recovered in {recovery:.1f}s" if run["recovered"] else "did NOT recover")
             + f"; {run['verdict']}"
         )
-    if "ledger" in result:
-        print(f"ledger: {result['ledger']['verdict']}")
+    for ledger in result.get("ledgers", []):
+        print(f"ledger of {ledger['sink']}: {ledger['verdict']}")
     print(f"report: {page} (and report.json)")
     return 0 if result["passed"] else 1
 
 
 def _proxy(brokers):
-    """A fault proxy on the advertised port of the first broker that advertises another
-    port than it listens on (started with ``Broker(advertised_port=...)``)."""
+    """The fault proxy on the advertised port of the first broker that advertises another
+    port than it listens on: the standing one (`workbench chaos proxy`) if it runs, else
+    one for this run."""
     from workbench.chaos.proxy import FaultProxy
-    from workbench.exceptions import ChaosError
+    from workbench.chaos.standing_proxy import standing
     from workbench.infra.ports import HOST
+
+    broker = _proxied(brokers)
+    return (
+        standing(broker.state_dir)
+        or FaultProxy((HOST, broker.port), port=broker.advertised_port).start()
+    )
+
+
+def _proxied(brokers):
+    from workbench.exceptions import ChaosError
 
     for broker in brokers:
         if broker.advertised_port != broker.port:
-            return FaultProxy((HOST, broker.port), port=broker.advertised_port).start()
+            return broker
     raise ChaosError(
         "Network faults need a broker that advertises a fault proxy's port: start it with "
-        "Broker(advertised_port=P) (see README, 'Chaos and load')."
+        "`workbench dev kafka up --advertised-port P` (see README, 'Chaos and load')."
     )
+
+
+def cmd_chaos_proxy(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from workbench.chaos.env import brokers_in
+    from workbench.chaos.standing_proxy import serve
+    from workbench.paths import subdir
+
+    broker = _proxied(brokers_in(args.kafka_dir or subdir("kafka")))
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(
+        f"fault proxy on 127.0.0.1:{broker.advertised_port} -> 127.0.0.1:{broker.port} "
+        "(chaos runs switch its faults; Ctrl-C to stop)",
+        flush=True,
+    )
+    serve(broker.state_dir, broker.port, broker.advertised_port, stop)
+    return 0
+
+
+def create_through_proxy(args: argparse.Namespace, bootstrap: str) -> None:
+    """``dev kafka up --advertised-port --topic``: create the topics through the proxy on the
+    advertised port (one for the moment when none runs there)."""
+    from workbench.chaos.proxy import FaultProxy
+    from workbench.infra.kafka import create_topics
+    from workbench.infra.ports import HOST, port_taken
+
+    if not args.topic:
+        return
+    port = int(bootstrap.rpartition(":")[2])
+    topics = {t: args.partitions for t in args.topic}
+    if port_taken(args.advertised_port):  # a standing proxy serves it
+        create_topics(bootstrap, topics)
+    else:
+        with FaultProxy((HOST, port), port=args.advertised_port):
+            create_topics(bootstrap, topics)
+    print(f"topics ready: {', '.join(args.topic)} ({args.partitions} partitions)")
 
 
 def _stamp() -> str:
@@ -125,6 +180,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--duration", type=float, required=True, metavar="SECONDS")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--partitions", type=int, default=3, help="partitions if the topic is new")
+    p.add_argument(
+        "--malformed",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="this fraction of records undecodable (seeded; Kafka timestamp = event time)",
+    )
     p.add_argument("--bootstrap-servers", default="127.0.0.1:9092")
     p.add_argument("--job", metavar="JOB", help="a job (id or name) to watch in the job service")
     p.add_argument("--json", action="store_true", help="the result as JSON")
@@ -158,3 +220,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--job", metavar="JOB", help="the dagger under test (default: the scenario's)")
     _connection(q, None)
     q.set_defaults(run=cmd_chaos_run)
+    q = chaos.add_parser(
+        "proxy",
+        help="serve the broker's advertised port through a standing fault proxy",
+        description="Forward the advertised port of the broker in --kafka-dir (started with "
+        "`workbench dev kafka up --advertised-port P`) to its real port until Ctrl-C, so "
+        "daggers connect through it before and after chaos runs; `chaos run` switches its "
+        "faults (through a control file next to the broker's state).",
+    )
+    q.add_argument(
+        "--kafka-dir", type=Path, metavar="DIR", help="the broker's state (.workbench/kafka)"
+    )
+    q.set_defaults(run=cmd_chaos_proxy)

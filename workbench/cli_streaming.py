@@ -115,7 +115,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def _broker(args: argparse.Namespace):
     from workbench.infra.kafka import Broker
 
-    return Broker(args.state_dir, port=args.port, controller_port=args.port + 1)
+    advertised = getattr(args, "advertised_port", None)
+    return Broker(
+        args.state_dir, port=args.port, controller_port=args.port + 1, advertised_port=advertised
+    )
 
 
 def _cluster(args: argparse.Namespace):
@@ -129,6 +132,10 @@ def _cluster(args: argparse.Namespace):
 def cmd_kafka_up(args: argparse.Namespace) -> int:
     from workbench.infra.kafka import create_topics
 
+    if args.advertised_port and args.brokers > 1:
+        from workbench.exceptions import SetupError
+
+        raise SetupError("--advertised-port is for one broker: drop --brokers or the port.")
     if args.brokers > 1:
         from workbench.infra.broker_cluster import BrokerCluster
         from workbench.paths import subdir
@@ -141,6 +148,15 @@ def cmd_kafka_up(args: argparse.Namespace) -> int:
         status = _broker(args).start()
         bootstrap = status.bootstrap
         print(f"kafka running at {bootstrap} (pid {status.pid}, data in {status.state_dir})")
+    if args.advertised_port:
+        from workbench.cli_chaos import create_through_proxy
+
+        print(
+            f"it advertises 127.0.0.1:{args.advertised_port}: clients reach it through a fault "
+            "proxy there (`workbench chaos proxy`; see README, 'Chaos and load')"
+        )
+        create_through_proxy(args, bootstrap)
+        return 0
     if args.topic:
         replication = args.replication or min(3, args.brokers)
         create_topics(bootstrap, {t: args.partitions for t in args.topic}, replication=replication)
@@ -290,6 +306,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--topic", action="append", default=[], help="create this topic (repeatable)")
     q.add_argument("--partitions", type=int, default=3, help="partitions of new topics")
+    q.add_argument(
+        "--advertised-port",
+        type=int,
+        metavar="PORT",
+        help="one broker: advertise this port (a chaos fault proxy's) to clients",
+    )
     q.add_argument(
         "--replication",
         type=int,

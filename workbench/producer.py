@@ -53,10 +53,14 @@ def publish(
     keep_events: bool = False,
     stop: Callable[[], bool] = lambda: False,
     on_progress: Callable[[Published], None] | None = None,
+    event_time_stamps: bool = False,
 ) -> Published:
     """Publish ``count`` events (or for ``duration_s`` wall seconds) of ``kind``.
 
     ``speedup=None`` publishes as fast as possible (for pre-loading benchmarks).
+    ``event_time_stamps``: each record's Kafka timestamp is its event's time (a malformed
+    record's too), not the producer's clock: a record that does not decode still has
+    its event-time window.
     """
     from confluent_kafka import Producer
 
@@ -83,7 +87,7 @@ def publish(
                 if ahead > 0:
                     producer.poll(0)
                     time.sleep(ahead)
-            _send(producer, out.topic, record, errors)
+            _send(producer, out.topic, record, errors, event_time_stamps)
             _count(out, record, keep_events)
         if on_progress is not None:
             on_progress(out)
@@ -107,8 +111,11 @@ def _chunks(gen: Generator, kind: str, count: int | None) -> Iterator[list[Recor
             left -= n
 
 
-def _send(producer: Any, topic: str, record: Record, errors: list[str]) -> None:
+def _send(
+    producer: Any, topic: str, record: Record, errors: list[str], event_time: bool = False
+) -> None:
     key = next((str(record.event[k]) for k in _KEYS if record.event.get(k)), None)
+    stamp = {"timestamp": _event_ms(record)} if event_time else {}
 
     def delivered(err: Any, _msg: Any) -> None:
         if err is not None:
@@ -116,10 +123,17 @@ def _send(producer: Any, topic: str, record: Record, errors: list[str]) -> None:
 
     while True:
         try:
-            producer.produce(topic, record.payload, key=key, on_delivery=delivered)
+            producer.produce(topic, record.payload, key=key, on_delivery=delivered, **stamp)
             return
         except BufferError:
             producer.poll(0.1)
+
+
+def _event_ms(record: Record) -> int:
+    """The record's event time in epoch milliseconds (its arrival when it has none)."""
+    text = record.event.get("event_timestamp")
+    when = datetime.fromisoformat(text.replace("Z", "+00:00")) if text else record.arrival
+    return round(when.timestamp() * 1000)
 
 
 def _count(out: Published, record: Record, keep: bool) -> None:

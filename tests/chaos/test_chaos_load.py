@@ -38,11 +38,12 @@ def test_the_load_command_reports_json(kafka_broker):
     topic = f"load-{uuid.uuid4().hex[:8]}"
     done = workbench(
         "load", "--topic", topic, "--message", "payments", "--rate", 100, "--duration", 2,
-        "--bootstrap-servers", kafka_broker.bootstrap, "--json",
+        "--bootstrap-servers", kafka_broker.bootstrap, "--malformed", 0.1, "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["sent"] == 200 and report["kind"] == "payments"
+    assert report["malformed_fraction"] == 0.1 and 5 < report["malformed"] < 40
     assert report["sustained"] is None
     bad = workbench("load", "--topic", topic, "--message", "nope", "--rate", 1, "--duration", 1,
                     "--bootstrap-servers", kafka_broker.bootstrap)  # fmt: skip

@@ -62,3 +62,17 @@ def test_mistakes_name_their_key(tmp_path, change, key, says):
         load_scenario(path)
     assert key in str(caught.value) and says in str(caught.value)
     assert str(path) in str(caught.value)
+
+
+def test_ledgers_read_parquet_or_influx_one_each(tmp_path):
+    influx = "{url: 'http://127.0.0.1:8086', database: d, measurement: m}"
+    both = (
+        GOOD + "ledger:\n  - {parquet: /data/s, window: 10s}\n"
+        f"  - {{influx: {influx}, window: 10s}}\n"
+    )
+    parquet, points = load_scenario(write(tmp_path, both)).ledgers
+    assert parquet.describe() == "parquet /data/s"
+    assert points.describe() == "influx http://127.0.0.1:8086 d/m"
+    neither = GOOD + "ledger: {window: 10s}\n"
+    with pytest.raises(SpecError, match="give 'parquet' .a folder. or 'influx'"):
+        load_scenario(write(tmp_path, neither))

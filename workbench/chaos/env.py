@@ -6,7 +6,7 @@ probes read the job and the broker through it. Every part is optional.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +14,7 @@ from workbench.exceptions import ChaosError
 
 if TYPE_CHECKING:
     from workbench.chaos.proxy import FaultProxy
+    from workbench.chaos.standing_proxy import StandingProxy
     from workbench.infra.kafka import Broker
     from workbench.server.client import ServiceClient
 
@@ -28,10 +29,11 @@ class ChaosEnv:
 
     bootstrap: str
     brokers: list[Broker]
-    proxy: FaultProxy | None = None
+    proxy: FaultProxy | StandingProxy | None = None
     client: ServiceClient | None = None
     job: str | None = None
     sink: Any = None
+    jobs: list[str] = field(default_factory=list)
 
     def need(self, part: str, fault: str) -> Any:
         value = getattr(self, part)
@@ -47,6 +49,16 @@ class ChaosEnv:
         if self.client is None or self.job is None:
             return {}
         return self.client.get_job(self.job)
+
+    def targets(self) -> list[str]:
+        """The jobs the case acts on and watches: its blast radius, else the job."""
+        return self.jobs or ([self.job] if self.job else [])
+
+    def job_views(self) -> dict[str, dict[str, Any]]:
+        """The job service's view of each target job."""
+        if self.client is None:
+            return {}
+        return {ref: self.client.get_job(ref) for ref in self.targets()}
 
 
 def brokers_in(state_dir: Path) -> list[Broker]:

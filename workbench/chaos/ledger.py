@@ -4,7 +4,9 @@
 seeded, so :func:`produced_windows` makes the same events again (same seed, start, rate
 and count) and counts them by event-time window. ``landed`` comes from the dagger's sink
 (:func:`landed_windows` reads a Parquet sink the way Spark does: only the files its
-``_spark_metadata`` log committed, so a killed run's half-written batch does not count)
+``_spark_metadata`` log committed, so a killed run's half-written batch does not count;
+:func:`landed_influx` an InfluxDB 1.x measurement, a point per row: a rewritten point
+replaces the old one, so a window written twice counts once, and a wrong count shows)
 and ``dead_letters`` from its dead-letter path. Per window::
 
     produced = landed + dead letters - duplicates + missing
@@ -30,17 +32,46 @@ def window_of(epoch_s: float, window_s: float) -> int:
 
 
 def produced_windows(
-    kind: str, seed: int, start: datetime, rate: float, count: int, window_s: float
+    kind: str,
+    seed: int,
+    start: datetime,
+    rate: float,
+    count: int,
+    window_s: float,
+    malformed: float = 0.0,
+    planted: Counter[int] | None = None,
 ) -> Counter[int]:
     """How many of the load's events fall in each event-time window (made again from the
-    seed: :func:`workbench.chaos.load.drive` records ``start``)."""
+    seed: :func:`workbench.chaos.load.drive` records ``start``). With a ``malformed``
+    fraction, ``planted`` counts the undecodable ones per window (the dead letters due)."""
     from workbench.generator import Generator
 
-    gen = Generator(seed=seed, start=start, rate_per_s=rate)
+    gen = Generator(seed=seed, start=start, rate_per_s=rate, malformed_fraction=malformed)
     counts: Counter[int] = Counter()
-    for _, event in gen.timed(kind, count):
+    if malformed:
+        events = [(r.event, r.malformed) for r in gen.records(kind, count)]
+    else:
+        events = [(event, False) for _, event in gen.timed(kind, count)]
+    for event, bad in events:
         stamp = datetime.fromisoformat(event["event_timestamp"].replace("Z", "+00:00"))
-        counts[window_of(stamp.timestamp(), window_s)] += 1
+        window = window_of(stamp.timestamp(), window_s)
+        counts[window] += 1
+        if bad and planted is not None:
+            planted[window] += 1
+    return counts
+
+
+def dead_letter_windows(folder: Path, topics: set[str], window_s: float) -> Counter[int]:
+    """Per window of their Kafka timestamp, the dead letters of ``topics`` a dagger's
+    dead-letter Parquet folder holds (``run=*/batch=*``: a replayed batch rewrote its own
+    folder, so each letter is there once)."""
+    import pyarrow.parquet as pq
+
+    counts: Counter[int] = Counter()
+    for path in sorted(Path(folder).rglob("*.parquet")):
+        for row in pq.read_table(path, columns=["topic", "kafka_timestamp"]).to_pylist():
+            if row["topic"] in topics:
+                counts[window_of(row["kafka_timestamp"].timestamp(), window_s)] += 1
     return counts
 
 
@@ -70,10 +101,13 @@ def landed_windows(
     window_s: float,
     count_column: str | None = None,
     marks_end: bool = False,
+    key_column: str | None = None,
+    keys: dict[int, Counter[str]] | None = None,
 ) -> Counter[int]:
     """Per event-time window, the records a Parquet sink holds: its rows, or the sum of
     ``count_column`` when the dagger writes counts (an aggregate per window).
-    ``marks_end``: ``time_column`` holds each window's end, not its start."""
+    ``marks_end``: ``time_column`` holds each window's end, not its start. ``keys``
+    collects how often each ``key_column`` value landed per window."""
     import pyarrow.parquet as pq
 
     counts: Counter[int] = Counter()
@@ -86,8 +120,54 @@ def landed_windows(
             epoch = when.timestamp() if isinstance(when, datetime) else float(when)
             if marks_end:
                 epoch -= window_s
-            counts[window_of(epoch, window_s)] += int(row[count_column]) if count_column else 1
+            window = window_of(epoch, window_s)
+            counts[window] += int(row[count_column]) if count_column else 1
+            if key_column and keys is not None:
+                keys.setdefault(window, Counter())[str(row[key_column])] += 1
     return counts
+
+
+def landed_influx(
+    sink: Any, window_s: float, count_column: str | None = None, marks_end: bool = False
+) -> Counter[int]:
+    """Per event-time window, the records an InfluxDB 1.x measurement holds: its points
+    (each a row; its time the row's window), or the sum of their ``count_column`` field.
+    ``sink`` has ``url``, ``database`` and ``measurement``."""
+    import requests
+
+    field_ = f'"{count_column}"' if count_column else "*"
+    query = f'SELECT {field_} FROM "{sink.measurement}" GROUP BY *'
+    answer = requests.get(
+        sink.url.rstrip("/") + "/query",
+        params={"q": query, "db": sink.database, "epoch": "ms"},
+        timeout=30,
+    )
+    answer.raise_for_status()
+    counts: Counter[int] = Counter()
+    for result in answer.json().get("results", []):
+        for series in result.get("series", []):
+            at = series["columns"].index(count_column) if count_column else None
+            for values in series["values"]:
+                epoch = values[0] / 1000 - (window_s if marks_end else 0)
+                counts[window_of(epoch, window_s)] += int(values[at] or 0) if at is not None else 1
+    return counts
+
+
+def landed_in(spec: Any, keys: dict[int, Counter[str]] | None = None) -> Counter[int]:
+    """What the sink a :class:`~workbench.chaos.scenario.LedgerSpec` names holds per
+    window (nothing while the sink does not answer); ``keys`` as in :func:`landed_windows`."""
+    marks_end = spec.marks == "end"
+    if spec.influx is not None:
+        import requests
+
+        try:
+            return landed_influx(spec.influx, spec.window, spec.count_column, marks_end)
+        except requests.RequestException:
+            return Counter()
+    return landed_windows(
+        Path(spec.parquet), spec.time_column, spec.window, spec.count_column, marks_end,
+        spec.key_column, keys,
+    )  # fmt: skip
 
 
 @dataclass
@@ -98,12 +178,17 @@ class WindowRow:
     dead_letters: int
     missing: int
     duplicates: int
+    #: the undecodable records the load planted (from its seed): the dead letters due
+    malformed: int = 0
 
 
 @dataclass
 class Ledger:
     window_s: float
     rows: list[WindowRow] = field(default_factory=list)
+    sink: str = ""
+    #: per window, the keys a per-record sink holds more than once
+    duplicate_keys: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def lost(self) -> list[WindowRow]:
@@ -118,7 +203,7 @@ class Ledger:
         return not self.lost and not self.doubled
 
     def totals(self) -> dict[str, int]:
-        keys = ("produced", "landed", "dead_letters", "missing", "duplicates")
+        keys = ("produced", "landed", "dead_letters", "missing", "duplicates", "malformed")
         return {k: sum(getattr(r, k) for r in self.rows) for k in keys}
 
     def verdict(self) -> str:
@@ -131,11 +216,13 @@ class Ledger:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "sink": self.sink,
             "window_s": self.window_s,
             "rows": [asdict(r) for r in self.rows],
             "totals": self.totals(),
             "lost": [r.window for r in self.lost],
             "doubled": [r.window for r in self.doubled],
+            "duplicate_keys": self.duplicate_keys,
             "passed": self.passed,
             "verdict": self.verdict(),
         }
@@ -146,16 +233,28 @@ def balance(
     landed: Mapping[int, int],
     window_s: float,
     dead_letters: Mapping[int, int] | None = None,
+    malformed: Mapping[int, int] | None = None,
+    keys: Mapping[int, Counter[str]] | None = None,
 ) -> Ledger:
-    """The ledger of every window either side knows."""
-    dead = dead_letters or {}
+    """The ledger of every window either side knows; ``malformed``: the dead letters the
+    load planted per window; ``keys``: each window's keys with how often they landed."""
+    dead, planted = dead_letters or {}, malformed or {}
     ledger = Ledger(window_s)
     for start in sorted(set(produced) | set(landed) | set(dead)):
         made, got, bad = produced.get(start, 0), landed.get(start, 0), dead.get(start, 0)
-        iso = datetime.fromtimestamp(start, UTC).isoformat().replace("+00:00", "Z")
+        iso = _iso(start)
         gap = made - got - bad
-        ledger.rows.append(WindowRow(iso, made, got, bad, max(gap, 0), max(-gap, 0)))
+        ledger.rows.append(
+            WindowRow(iso, made, got, bad, max(gap, 0), max(-gap, 0), planted.get(start, 0))
+        )
+        twice = sorted(k for k, n in (keys or {}).get(start, Counter()).items() if n > 1)
+        if twice:
+            ledger.duplicate_keys[iso] = twice
     return ledger
+
+
+def _iso(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
 def scenario_ledger(runs: list[dict[str, Any]], spec: Any) -> Ledger:
@@ -168,6 +267,8 @@ def scenario_ledger(runs: list[dict[str, Any]], spec: Any) -> Ledger:
     import time
 
     produced: Counter[int] = Counter()
+    planted: Counter[int] = Counter()
+    topics: set[str] = set()
     last_event = 0.0
     for run in runs:
         load = run.get("load")
@@ -175,22 +276,32 @@ def scenario_ledger(runs: list[dict[str, Any]], spec: Any) -> Ledger:
             continue
         start = datetime.fromisoformat(load["started_at"])
         produced += produced_windows(
-            load["kind"], load["seed"], start, load["target_rate"], load["sent"], spec.window
-        )
+            load["kind"], load["seed"], start, load["target_rate"], load["sent"], spec.window,
+            load.get("malformed_fraction", 0.0), planted,
+        )  # fmt: skip
+        topics.add(load["topic"])
         last_event = max(last_event, start.timestamp() + load["seconds"])
     edge = last_event - spec.watermark_delay
     closed = Counter({w: n for w, n in produced.items() if w + spec.window <= edge})
     deadline = time.monotonic() + spec.wait
     while True:
-        landed = landed_windows(
-            Path(spec.parquet), spec.time_column, spec.window, spec.count_column,
-            marks_end=spec.marks == "end",
-        )  # fmt: skip
+        keys: dict[int, Counter[str]] = {}
+        landed = landed_in(spec, keys)
         if set(closed) <= set(landed) or time.monotonic() >= deadline:
             break
         time.sleep(1.0)
     # windows of the scenario's time only (the sink may hold earlier ones); a window no
     # load produced and the sink holds is doubled
     first = min(produced, default=0)
-    mine = {w: n for w, n in landed.items() if w in closed or (w >= first and w not in produced)}
-    return balance(closed, mine, spec.window)
+
+    def mine(counts: Mapping[int, Any]) -> dict[int, Any]:
+        return {
+            w: n for w, n in counts.items() if w in closed or (w >= first and w not in produced)
+        }
+
+    dead: Counter[int] = Counter()
+    if spec.dead_letters:
+        dead = dead_letter_windows(Path(spec.dead_letters), topics, spec.window)
+    ledger = balance(closed, mine(landed), spec.window, mine(dead), planted, mine(keys))
+    ledger.sink = spec.describe()
+    return ledger

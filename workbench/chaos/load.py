@@ -2,7 +2,9 @@
 
 :func:`drive` publishes ``rate × duration`` events of one message (Poisson arrivals paced
 to the wall clock by :func:`workbench.producer.publish`), so what was produced is an exact,
-reproducible number (the chaos ledger counts on it). It samples the sent count once per
+reproducible number (the chaos ledger counts on it). With ``malformed`` a seeded fraction
+of them are undecodable bytes (the dagger's dead letters), each with its event time as
+its Kafka timestamp, so the ledger can window them. It samples the sent count once per
 chunk and, given a job, the job's metrics from the job service once a second (a thread):
 ``sustained`` is the job's decoded records over the run divided by its wall seconds,
 and ``lag`` its ``offsets_behind_latest`` at the end.
@@ -44,6 +46,9 @@ class LoadPlan:
     duration_s: float
     seed: int = 42
     partitions: int = 3
+    #: the fraction of records replaced by undecodable bytes (seeded: the ledger makes the
+    #: same ones again); their Kafka timestamp is their event time
+    malformed: float = 0.0
 
     @property
     def count(self) -> int:
@@ -62,6 +67,7 @@ class LoadResult:
     seed: int = 42
     sent: int = 0
     malformed: int = 0
+    malformed_fraction: float = 0.0
     seconds: float = 0.0
     started_at: str = ""
     samples: list[tuple[float, int]] = field(default_factory=list)
@@ -108,9 +114,12 @@ def drive(
     kind = kind_of(plan.message)
     create_topics(bootstrap, {plan.topic: plan.partitions})
     result = LoadResult(plan.topic, kind, plan.rate, plan.seed, job=job)
+    result.malformed_fraction = plan.malformed
     start = datetime.now(UTC)
     result.started_at = start.isoformat()  # exact: the ledger makes the same events again
-    generator = Generator(seed=plan.seed, start=start, rate_per_s=plan.rate)
+    generator = Generator(
+        seed=plan.seed, start=start, rate_per_s=plan.rate, malformed_fraction=plan.malformed
+    )
     t0 = time.monotonic()
     watcher = _Watcher(job_metrics, t0, result.job_samples) if job_metrics else None
 
@@ -120,7 +129,7 @@ def drive(
     try:
         out = publish(
             bootstrap, kind, topic=plan.topic, count=plan.count, generator=generator,
-            stop=stop, on_progress=progress,
+            stop=stop, on_progress=progress, event_time_stamps=plan.malformed > 0,
         )  # fmt: skip
     finally:
         if watcher is not None:

@@ -1,9 +1,15 @@
 """Probes: a thread sampling the job and the broker once a second during a chaos case.
 
-Each sample: ``t`` (seconds since the case began); from the job service (given a job):
-``status``, ``records``, ``processed_rate``, ``input_rate``, ``lag`` (offsets behind latest),
-``batch_ms`` (the last micro-batch's duration: the job's latency), ``batches`` (of
-the current run), ``run`` (its run id: a change is a restart); from the broker:
+Each sample: ``t`` (seconds since the case began); from the job service, for each job of
+the case's blast radius: ``status``, ``records``, ``processed_rate``, ``input_rate``, ``lag``
+(offsets behind latest), ``batch_ms`` (the last micro-batch's duration), ``batches`` (of
+the current run), ``run`` (its run id: a change is a restart) and ``watermark_lag_s``
+(the end-to-end latency: the wall clock at the sample minus the job's event-time
+watermark; a window is final and written once the watermark passes its end, so the
+newest window in the sink ends at most this long ago, plus one trigger). With several
+jobs, ``jobs`` holds each one's values and the top-level ones add them up (rates,
+records, lag), take the worst (``batch_ms``, ``watermark_lag_s``, ``batches``: the
+fewest) and ``status`` is ``RUNNING`` only when every job runs. From the broker:
 ``produced`` (the load topic's records, by its offsets) and ``broker_ms`` (a metadata
 round trip through the run's bootstrap address, None when no broker answered in 5 s).
 A probe that fails leaves its values None.
@@ -57,23 +63,16 @@ class Prober:
             self.sample()
 
     def _job(self) -> dict[str, Any]:
-        if self.env.client is None or self.env.job is None:
+        if self.env.client is None or not self.env.targets():
             return {}
         try:
-            view = self.env.job_view()
+            views = self.env.job_views()
         except Exception:  # noqa: BLE001 - the service may be what is down
             return {"records": None, "lag": None}
-        metrics = view.get("metrics") or {}
-        return {
-            "status": view.get("status"),
-            "run": (view.get("run") or {}).get("id"),
-            "records": metrics.get("records"),
-            "processed_rate": metrics.get("processed_rate"),
-            "input_rate": metrics.get("input_rate"),
-            "lag": metrics.get("offsets_behind_latest"),
-            "batch_ms": metrics.get("batch_duration_ms"),
-            "batches": metrics.get("batches"),
-        }
+        each = {ref: job_sample(view) for ref, view in views.items()}
+        if len(each) == 1:
+            return next(iter(each.values()))
+        return {**combine(list(each.values())), "jobs": each}
 
     def _broker(self) -> dict[str, Any]:
         from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -94,3 +93,59 @@ class Prober:
         except (KafkaException, KeyError):
             return {"broker_ms": None, "produced": None}
         return {"broker_ms": broker_ms, "produced": produced}
+
+
+def job_sample(view: dict[str, Any], now: float | None = None) -> dict[str, Any]:
+    """One job's probe values from its job service view."""
+    metrics = view.get("metrics") or {}
+    return {
+        "status": view.get("status"),
+        "run": (view.get("run") or {}).get("id"),
+        "records": metrics.get("records"),
+        "processed_rate": metrics.get("processed_rate"),
+        "input_rate": metrics.get("input_rate"),
+        "lag": metrics.get("offsets_behind_latest"),
+        "batch_ms": metrics.get("batch_duration_ms"),
+        "batches": metrics.get("batches"),
+        "watermark_lag_s": watermark_lag(metrics.get("watermark"), now),
+    }
+
+
+def watermark_lag(watermark: str | None, now: float | None = None) -> float | None:
+    """Seconds from the job's event-time watermark (ISO-8601) to ``now`` (None without one:
+    a job that has seen no event)."""
+    from datetime import datetime
+
+    if not watermark:
+        return None
+    stamp = datetime.fromisoformat(str(watermark).replace("Z", "+00:00")).timestamp()
+    if stamp <= 0:  # Spark's watermark before the first event is the epoch
+        return None
+    return round((time.time() if now is None else now) - stamp, 3)
+
+
+def combine(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several jobs' values as one: sums, the worst of each, RUNNING when all run."""
+
+    def values(key: str) -> list[Any] | None:
+        got = [s.get(key) for s in samples]
+        return None if any(v is None for v in got) else got
+
+    def total(key: str) -> Any:
+        got = values(key)
+        return None if got is None else sum(got)
+
+    def worst(key: str, pick: Any = max) -> Any:
+        got = values(key)
+        return None if got is None else pick(got)
+
+    statuses = [s.get("status") for s in samples]
+    return {
+        "status": "RUNNING" if all(x == "RUNNING" for x in statuses) else
+        next(x for x in statuses if x != "RUNNING"),
+        "run": ",".join(str(s.get("run")) for s in samples),
+        **{k: total(k) for k in ("records", "processed_rate", "input_rate", "lag")},
+        "batch_ms": worst("batch_ms"),
+        "batches": worst("batches", min),
+        "watermark_lag_s": worst("watermark_lag_s"),
+    }  # fmt: skip

@@ -41,9 +41,9 @@ def write_report(result: dict[str, Any], folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for run in result["runs"]:
         run["passed"], run["verdict"] = verdict(run)
-    ledger = result.get("ledger")
-    result["passed"] = all(run["passed"] for run in result["runs"]) and (
-        ledger is None or bool(ledger["passed"])
+    ledgers = result.get("ledgers") or []
+    result["passed"] = all(run["passed"] for run in result["runs"]) and all(
+        ledger["passed"] for ledger in ledgers
     )
     (folder / "report.json").write_text(json.dumps(result, indent=2, default=str))
     page = folder / "report.html"
@@ -53,10 +53,9 @@ def write_report(result: dict[str, Any], folder: Path) -> Path:
 
 def render(result: dict[str, Any]) -> str:
     scenario = result["scenario"]
-    ledger = result.get("ledger")
+    ledgers = result.get("ledgers") or []
     passed = result.get("passed", all(verdict(r)[0] for r in result["runs"]))
-    if ledger is not None:
-        passed = passed and ledger["passed"]
+    passed = passed and all(ledger["passed"] for ledger in ledgers)
     head = (
         f"<h1>Chaos: {_e(scenario['name'])}</h1><p>{_e(scenario.get('description', ''))}</p>"
         f"<p><strong>Hypothesis:</strong> {_e(scenario.get('hypothesis') or '(none given)')}</p>"
@@ -67,9 +66,10 @@ def render(result: dict[str, Any]) -> str:
         names = ", ".join(_e(e["fault"]) for e in replayed)
         head += f"<p>Reverted first, left by an earlier run: {names}</p>"
     body = "".join(_run(run) for run in result["runs"])
-    if ledger is not None:
-        body += f'<h2>The scenario\'s ledger</h2><p class="{_cls(ledger["passed"])}">'
-        body += f"{_e(ledger['verdict'])}</p>{_ledger(ledger)}"
+    for ledger in ledgers:
+        body += f"<h2>The scenario's ledger: {_e(ledger.get('sink', ''))}</h2>"
+        body += f'<p class="{_cls(ledger["passed"])}">{_e(ledger["verdict"])}</p>{_ledger(ledger)}'
+
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>Chaos report: {_e(scenario['name'])}</title><style>{_CSS}</style></head>"
@@ -91,6 +91,9 @@ def _run(run: dict[str, Any]) -> str:
         + (f"{recovery:.1f} s" if recovery is not None else "not recovered")
         + f'. <span class="{_cls(ok)}">{_e(why)}</span></p>'
     )
+    blast = run.get("blast_radius")
+    if blast and blast.get("jobs"):
+        facts += f"<p>Blast radius: {_e(blast['kind'])}: job(s) {_e(', '.join(blast['jobs']))}</p>"
     return (
         f"<h2>{_e(run['case'])}: {_e(title.strip())}</h2>{facts}"
         + _charts(run)
@@ -124,6 +127,11 @@ def _charts(run: dict[str, Any]) -> str:
                 Series("job batch duration", points("batch_ms"), "#9467bd"),
             ],
             unit="ms",
+        ),
+        line_chart(
+            "End-to-end latency (now − the job's watermark)",
+            [Series("watermark lag", points("watermark_lag_s"), "#8c564b")],
+            unit="s",
         ),
     ]
     return "".join(charts)
@@ -170,23 +178,30 @@ def _timeline_table(run: dict[str, Any]) -> str:
 def _ledger(ledger: dict[str, Any] | None) -> str:
     if ledger is None:
         return ""
-    keys = ("window", "produced", "landed", "dead_letters", "missing", "duplicates")
+    keys = ("window", "produced", "landed", "dead_letters", "missing", "duplicates", "malformed")
     head = "".join(f"<th>{k.replace('_', ' ')}</th>" for k in keys)
     rows = "".join(
         f"<tr class='{'bad' if r['missing'] or r['duplicates'] else ''}'>"
-        + "".join(f"<td>{_e(str(r[k]))}</td>" for k in keys)
+        + "".join(f"<td>{_e(str(r.get(k, 0)))}</td>" for k in keys)
         + "</tr>"
         for r in ledger["rows"]
     )
     totals = ledger["totals"]
-    foot = "<tr><th>total</th>" + "".join(f"<th>{totals[k]}</th>" for k in keys[1:]) + "</tr>"
+    foot = "<tr><th>total</th>" + "".join(f"<th>{totals.get(k, 0)}</th>" for k in keys[1:])
+    foot += "</tr>"
     lost = ", ".join(ledger["lost"]) or "none"
     doubled = ", ".join(ledger["doubled"]) or "none"
+    keyed = "".join(
+        f"<li>{_e(window)}: {_e(', '.join(found))}</li>"
+        for window, found in (ledger.get("duplicate_keys") or {}).items()
+    )
     return (
         f"<h3>Ledger (windows of {ledger['window_s']:g} s)</h3>"
-        "<p>produced = landed + dead letters − duplicates + missing</p>"
+        "<p>produced = landed + dead letters − duplicates + missing; malformed: the "
+        "undecodable records the load planted (the dead letters due)</p>"
         f"<table>{'<tr>' + head + '</tr>'}{rows}{foot}</table>"
         f"<p>Lost windows: {_e(lost)}. Doubled windows: {_e(doubled)}.</p>"
+        + (f"<p>Keys landed more than once:</p><ul>{keyed}</ul>" if keyed else "")
     )
 
 

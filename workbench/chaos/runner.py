@@ -41,10 +41,10 @@ def run_scenario(
             runs.append(run_case(scenario.cases[0], env, journal, scenario, control=True))
         runs.extend(run_case(case, env, journal, scenario) for case in scenario.cases)
     out = {"scenario": scenario.model_dump(), "replayed": replayed, "runs": runs}
-    if scenario.ledger is not None:
+    if scenario.ledgers:
         from workbench.chaos.ledger import scenario_ledger
 
-        out["ledger"] = scenario_ledger(runs, scenario.ledger).as_dict()
+        out["ledgers"] = [scenario_ledger(runs, spec).as_dict() for spec in scenario.ledgers]
     return out
 
 
@@ -56,6 +56,12 @@ def run_case(
     control: bool = False,
 ) -> dict[str, Any]:
     """One case (``control``: its load without the fault)."""
+    from dataclasses import replace
+
+    from workbench.chaos.blast import resolve
+
+    targets = resolve(env.client, case.blast_radius, env.job, scenario.team, case.cluster)
+    env = replace(env, jobs=targets)
     t0, wall0 = time.monotonic(), time.time()
     timeline: list[dict[str, Any]] = []
 
@@ -82,6 +88,7 @@ def run_case(
         "control": control,
         "started_epoch": wall0,
         "fault": None if control else case.fault,
+        "blast_radius": {"kind": case.blast_radius, "jobs": targets},
         "params": {} if control else case.params,
         "timeline": timeline,
         "samples": samples,

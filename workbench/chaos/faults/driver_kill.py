@@ -1,4 +1,5 @@
-"""``driver_kill``: SIGKILL the job's driver process (the job service's run ``pid``); the
+"""``driver_kill``: SIGKILL the driver process (the job service's run ``pid``) of each job
+in the case's blast radius (the job, the team's or the cluster's jobs); the
 supervisor notices the lost heartbeat and restarts the job from its checkpoint, so the
 revert has nothing to do but the probes watch the recovery. A job hosted in a shared
 Spark application has that application's pid: killing it hits every job it hosts
@@ -22,15 +23,18 @@ class DriverKill(Fault):
     )
 
     def apply(self, env, params):
-        run = (env.job_view() or {}).get("run") or {}
-        pid = run.get("pid")
-        if not pid:
+        env.need("client", self.name)
+        runs = {ref: view.get("run") or {} for ref, view in env.job_views().items()}
+        idle = [ref for ref, run in runs.items() if not run.get("pid")]
+        if idle or not runs:
             raise ChaosError(
-                f"Job '{env.job}' has no running driver to kill; start it first "
-                "(workbench jobs start JOB)."
+                f"Job(s) {', '.join(idle) or '(none given)'} have no running driver to kill; "
+                "start them first (workbench jobs start JOB)."
             )
-        os.kill(int(pid), signal.SIGKILL)
-        return {"pid": int(pid), "host": run.get("host")}
+        pids = sorted({int(run["pid"]) for run in runs.values()})  # a shared app once
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        return {"pids": pids, "jobs": list(runs)}
 
     def revert(self, record, env):
         """Nothing: the supervisor restarts the job."""

@@ -5,7 +5,8 @@ params: ``latency``: ``ms`` (each direction); ``loss``: ``fraction`` (0..1) and
 ``retransmit_ms``; ``partition``: ``mode`` (``refuse`` or ``blackhole``). The proxy lives
 in the run's process, so a crash of that process takes its faults with it: the journal
 replay has nothing to undo (the brokers' advertised port is then dead until the next run
-starts a proxy there).
+starts a proxy there). A standing proxy (``workbench chaos proxy``) outlives the run: its
+revert record names its control file, so the replay heals it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class _ProxyFault(Fault):
     def apply(self, env, params):
         proxy = env.need("proxy", self.name)
         proxy.set(**self.changes(params))
-        return {"proxy": proxy.address}
+        control = getattr(proxy, "control", None)  # a standing proxy's
+        return {"proxy": proxy.address, **({"control": str(control)} if control else {})}
 
     def changes(self, params):
         raise NotImplementedError
@@ -32,6 +34,10 @@ class _ProxyFault(Fault):
     def revert(self, record, env):
         if env is not None and env.proxy is not None:
             env.proxy.heal()
+        elif record.get("control"):
+            from workbench.chaos.standing_proxy import heal_control
+
+            heal_control(record["control"])
 
 
 class Latency(_ProxyFault):

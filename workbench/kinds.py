@@ -4,7 +4,7 @@
 run by :class:`~workbench.job.StreamingJob`; ``quality`` a
 :class:`~workbench.quality.spec.QualitySpec` run by
 :class:`~workbench.quality.job.QualityJob`. Each kind registers a :class:`Kind`; callers
-ask :data:`KINDS` (``parse``, ``load``, ``job_class``, ``shape_hash``) instead of
+ask :data:`KINDS` (``parse``, ``load``, ``job_class``, ``shape_hash``, ``check``) instead of
 branching on it.
 """
 
@@ -33,13 +33,15 @@ def _named(path: str) -> Any:
 @dataclass(frozen=True)
 class Kind:
     """One kind of spec, by dotted ``module:name`` paths (imported when asked): its spec
-    module (with ``parse(data, source)`` and ``load(path)``), its job class, and its shape
-    hash (equal hashes may share a checkpoint)."""
+    module (with ``parse(data, source)`` and ``load(path)``), its job class, its shape
+    hash (equal hashes may share a checkpoint) and its ``workbench validate`` check (a
+    report with ``render(show_sql)``)."""
 
     name: str
     spec_module: str
     job: str
     shape_hash: str
+    check: str
 
     def parse(self, data: Any, source: str | None) -> AnySpec:
         return _named(f"{self.spec_module}:parse")(data, source)  # type: ignore[no-any-return]
@@ -86,11 +88,19 @@ class Kinds:
     def shape_hash(self, spec: AnySpec) -> str:
         return str(_named(self.of_spec(spec).shape_hash)(spec))
 
+    def check(self, spec: AnySpec) -> Any:
+        """What ``workbench validate`` checks of ``spec`` beyond its keys (its report)."""
+        return _named(self.of_spec(spec).check)(spec)
+
 
 KINDS = Kinds()
 KINDS.add(
     Kind(
-        "dagger", "workbench.spec", "workbench.job:StreamingJob", "workbench.checkpoints:spec_hash"
+        "dagger",
+        "workbench.spec",
+        "workbench.job:StreamingJob",
+        "workbench.checkpoints:spec_hash",
+        "workbench.validate:check",
     )
 )
 KINDS.add(
@@ -99,5 +109,6 @@ KINDS.add(
         "workbench.quality.spec",
         "workbench.quality.job:QualityJob",
         "workbench.quality.spec:shape_hash",
+        "workbench.quality.validate:check",
     )
 )

@@ -155,10 +155,15 @@ def parse(data: Any, source: str | None = None) -> QualitySpec:
 
 
 def load(path: str | Path) -> QualitySpec:
-    """Read and validate the quality spec at ``path``."""
+    """Read and validate the quality spec at ``path`` (an error names its key's line)."""
+    from workbench.spec import located
     from workbench.yamlsafe import read_yaml
 
-    return parse(read_yaml(path, what="spec"), str(path))
+    data = read_yaml(path, what="spec")
+    try:
+        return parse(data, None)
+    except SpecError as err:
+        raise located(err, path) from None
 
 
 def shape_hash(spec: QualitySpec) -> str:

@@ -112,3 +112,8 @@ KINDS.add(
         "workbench.quality.validate:check",
     )
 )
+
+
+def kind_of(spec: AnySpec) -> str:
+    """The name of ``spec``'s kind (``dagger``, ``quality``), as logs and messages say it."""
+    return KINDS.of_spec(spec).name

@@ -54,7 +54,9 @@ def test_the_runner_runs_a_quality_spec_and_its_alert_fires(kafka_broker, spark,
         assert job.stop() == 0, job.log()[-3000:]
     finally:
         job.kill()
-    assert "quality-run" in job.log()
+    log = job.log()
+    assert "starting quality 'quality-run' v1 on schema" in log, log[-3000:]
+    assert "quality 'quality-run' v1 running" in log and "dagger 'quality-run'" not in log
     observations = [o for line in run.read_alerts_after() for o in line["observations"]]
     assert {o["at"] for o in observations} == {T0_MS}
     (labels,) = [v["labels"] for o in observations for v in o["firing"].values()][:1]

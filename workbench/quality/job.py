@@ -275,7 +275,8 @@ class QualityJob(StreamingJob):
                 self.totals.add_written(config.describe(), done.rows, done.skipped)
             if self.on_rows is not None and rows:
                 self.on_rows(out, batch_id)
-            history.append(self.checkpoint, rows)  # what the service's quality page reads
+            # what the service's quality page reads, compacted to history_retention
+            history.append(self.checkpoint, rows, self.spec.history_retention_ms)
         finally:
             out.unpersist()
 

@@ -70,10 +70,13 @@ class QualitySpec(_Model):
     alerts: list[AlertRule] = Field(default_factory=list)
     notifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     reconcile: ReconcileSpec | None = None
+    history_retention: str | int = "7d"
 
     _name = field_validator("name")(lambda cls, v: DaggerSpec._job_name(v))  # type: ignore[operator]
 
-    @field_validator("window", "allowed_lateness", "late_after", "trigger_interval")
+    @field_validator(
+        "window", "allowed_lateness", "late_after", "trigger_interval", "history_retention"
+    )
     @classmethod
     def _duration(cls, value: str | int) -> str | int:
         to_millis(value)
@@ -123,6 +126,10 @@ class QualitySpec(_Model):
     @property
     def late_after_ms(self) -> int:
         return to_millis(self.late_after)
+
+    @property
+    def history_retention_ms(self) -> int:
+        return to_millis(self.history_retention)
 
     @property
     def trigger_interval_ms(self) -> int:

@@ -3,7 +3,6 @@ notebook served by Voila and drawn in headless Chromium (artifacts/quality-voila
 
 from __future__ import annotations
 
-import socket
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlencode
@@ -14,7 +13,7 @@ from services_browser import recorded_page
 
 from workbench.dashboard.config import DashboardConfig
 from workbench.dashboard.serve import start, stop
-from workbench.infra.ports import free_port
+from workbench.infra.ports import free_port, port_taken
 from workbench.quality import history
 from workbench.quality.view import from_query, quality_html, rows_from
 
@@ -68,14 +67,6 @@ def test_rows_from_a_checkpoint_and_from_parquet(tmp_path):
     assert from_query("ckpt", "a", 1.0, "") == ("ckpt", "a", 1.0)
 
 
-def listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), 0.5).close()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def voila():
     """``url``: notebooks/quality.ipynb served as ``workbench dashboard --local --notebook
@@ -83,7 +74,7 @@ def voila():
     port = free_port()
     server = start(DashboardConfig.load(), port, notebook=NOTEBOOK)
     try:
-        wait_for(lambda: listening(port) or server.poll() is not None, 90, "Voila to listen")
+        wait_for(lambda: port_taken(port) or server.poll() is not None, 90, "Voila to listen")
         assert server.poll() is None, "Voila exited"
         yield f"http://127.0.0.1:{port}/"
     finally:

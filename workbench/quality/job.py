@@ -74,6 +74,7 @@ class QualityJob(StreamingJob):
         self.too_late = 0  # records of windows already closed, dropped
         self._states = StateFiles(self.folder / "state")
         self._log_starts: dict[str, LogStarts] = {}
+        self._recheck_at = float("-inf")  # when emitted windows are next re-reconciled
 
     @property
     def folder(self) -> Path:
@@ -142,7 +143,7 @@ class QualityJob(StreamingJob):
             }
             touched |= {(g["topic"], g["window_start"]) for g in gaps}
             step("store")
-            rows = self._recompute(touched, batch_id)
+            rows = self._recompute(touched, batch_id) + self._rechecked(touched, batch_id)
             step("recompute")
             self._write(rows, batch_id)
             step("write")
@@ -266,6 +267,29 @@ class QualityJob(StreamingJob):
                 rows, warehouse_counts(self.spark, self.spec.reconcile, starts, self.spec.window_ms)
             )
         return sorted(rows, key=lambda r: (r["tag_topic"], r["window_timestamp"]))
+
+    def _rechecked(self, touched: set[tuple[str, int]], batch_id: int) -> list[dict[str, Any]]:
+        """Windows emitted before whose warehouse count changed since (see
+        :mod:`~workbench.quality.reconcile`), at most every ``recheck_every``."""
+        from workbench.durations import to_millis
+        from workbench.quality.reconcile import recheck
+
+        spec = self.spec.reconcile
+        if spec is None or time.monotonic() < self._recheck_at:
+            return []
+        self._recheck_at = time.monotonic() + to_millis(spec.recheck_every) / 1000
+        emitted = history.read(self.checkpoint)
+        newest = max((r["window_timestamp"] for r in emitted), default=0)
+        since = newest - to_millis(spec.recheck_for)
+        now = {w for _, w in touched}  # compared as they are emitted (over all their topics)
+        earlier = [
+            r
+            for r in emitted
+            if r["window_timestamp"] >= since
+            and r["window_timestamp"] not in now
+            and r.get("warehouse") is not None
+        ]
+        return recheck(self.spark, spec, earlier, self.spec.window_ms, batch_id) if earlier else []
 
     def _write(self, rows: list[dict[str, Any]], batch_id: int) -> None:
         out = metrics.frame(self.spark, rows).persist()

@@ -50,6 +50,14 @@ class ReconcileSpec(_Model):
     time_is: Literal["end", "start"] = Field(
         "end", description="whether time_column marks a row's window end (Dagger's) or start"
     )
+    recheck_every: str | int = Field("1h", description="how often emitted windows are re-checked")
+    recheck_for: str | int = Field("1d", description="how far back windows are re-checked")
+
+    @field_validator("recheck_every", "recheck_for")
+    @classmethod
+    def _duration(cls, value: str | int) -> str | int:
+        to_millis(value)
+        return value
 
 
 class QualitySpec(_Model):

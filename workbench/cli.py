@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Parse the spec, resolve its messages and fields, "
         "translate and analyse its SQL. Exit 1 on any error.",
     )
-    p.add_argument("spec", help="a dagger spec (YAML)")
+    p.add_argument("spec", help="a spec (YAML): a dagger, or kind: quality")
     p.add_argument("--show-sql", action="store_true", help="print the translated Spark SQL")
     p.set_defaults(run=cmd_validate)
 

@@ -4,7 +4,7 @@
 run by :class:`~workbench.job.StreamingJob`; ``quality`` a
 :class:`~workbench.quality.spec.QualitySpec` run by
 :class:`~workbench.quality.job.QualityJob`. Each kind registers a :class:`Kind`; callers
-ask :data:`KINDS` (``parse``, ``load``, ``job_class``, ``shape_hash``) instead of
+ask :data:`KINDS` (``parse``, ``load``, ``job_class``, ``shape_hash``, ``check``) instead of
 branching on it.
 """
 
@@ -35,14 +35,16 @@ def _named(path: str) -> Any:
 class Kind:
     """One kind of spec, by dotted ``module:name`` paths (imported when asked): its spec
     module (with ``parse(data, source)`` and ``load(path)``), its job class, its shape
-    hash (equal hashes may share a checkpoint), and its names check (``check(spec,
-    registry, before)``: what a schema registry decides without Spark)."""
+    hash (equal hashes may share a checkpoint), its names check (``check(spec, registry,
+    before)``: what a schema registry decides without Spark) and its ``workbench validate``
+    check (a report with ``render(show_sql)``)."""
 
     name: str
     spec_module: str
     job: str
     shape_hash: str
     names_check: str
+    check: str
 
     def parse(self, data: Any, source: str | None) -> AnySpec:
         return _named(f"{self.spec_module}:parse")(data, source)  # type: ignore[no-any-return]
@@ -96,6 +98,10 @@ class Kinds:
         the set the job runs on today, whose fields its SQL may name)."""
         _named(self.of_spec(spec).names_check)(spec, registry, before)
 
+    def check(self, spec: AnySpec) -> Any:
+        """What ``workbench validate`` checks of ``spec`` beyond its keys (its report)."""
+        return _named(self.of_spec(spec).check)(spec)
+
 
 KINDS = Kinds()
 KINDS.add(
@@ -105,6 +111,7 @@ KINDS.add(
         "workbench.job:StreamingJob",
         "workbench.checkpoints:spec_hash",
         "workbench.validate:check_names",
+        "workbench.validate:check",
     )
 )
 KINDS.add(
@@ -114,5 +121,11 @@ KINDS.add(
         "workbench.quality.job:QualityJob",
         "workbench.quality.spec:shape_hash",
         "workbench.quality.spec:check_names",
+        "workbench.quality.validate:check",
     )
 )
+
+
+def kind_of(spec: AnySpec) -> str:
+    """The name of ``spec``'s kind (``dagger``, ``quality``), as logs and messages say it."""
+    return KINDS.of_spec(spec).name

@@ -5,7 +5,8 @@ and planned and started as the job streams it, over empty inputs with the job's 
 row schemas (:mod:`workbench.dry_run`); then each sink checks it can take the query's
 columns (:meth:`~workbench.sinks.registry.SinkConfig.check`), and the alert rules'
 ``when``, ``group_by``, ``time`` and templates name result columns, each ``when`` a
-boolean (:func:`workbench.alerts.observe.check`).
+boolean (:func:`workbench.alerts.observe.check`). A ``kind: quality`` spec is checked by
+:mod:`workbench.quality.validate` (the spec's kind picks the check: :mod:`workbench.kinds`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import dry_run, streams
 from workbench.alerts import observe as alerts
 from workbench.exceptions import SinkError, SpecError
-from workbench.spec import DaggerSpec, load, located
+from workbench.spec import DaggerSpec, located
 from workbench.sql import enums, translate
 
 if TYPE_CHECKING:
@@ -33,12 +34,7 @@ class ValidationReport:
 
     def render(self, show_sql: bool = False) -> str:
         lines = [f"ok: dagger '{self.spec.name}' (team {self.spec.team})"]
-        for r in self.resolved:
-            topics = ", ".join(r.spec.topics or []) or f"/{r.spec.topic_pattern}/"
-            lines.append(
-                f"  stream {r.spec.table}: {r.message} from {topics} "
-                f"(event time: {r.spec.event_timestamp_field})"
-            )
+        lines += stream_lines(self.resolved)
         lines.append(
             "  output columns: "
             + ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in self.output.fields)
@@ -54,6 +50,18 @@ class ValidationReport:
         if show_sql:
             lines.append(f"  spark sql: {self.spark_sql}")
         return "\n".join(lines)
+
+
+def stream_lines(resolved: list[streams.ResolvedStream]) -> list[str]:
+    """A report's line per stream: its table, message, topics and event-time field."""
+    lines = []
+    for r in resolved:
+        topics = ", ".join(r.spec.topics or []) or f"/{r.spec.topic_pattern}/"
+        lines.append(
+            f"  stream {r.spec.table}: {r.message} from {topics} "
+            f"(event time: {r.spec.event_timestamp_field})"
+        )
+    return lines
 
 
 def check_names(
@@ -91,11 +99,17 @@ def check(spec: DaggerSpec) -> ValidationReport:
     return ValidationReport(spec, resolved, plan.translation.sql, schema)
 
 
-def validate(path: str | Path) -> ValidationReport:
-    spec = load(path)
+def validate(path: str | Path) -> Any:
+    """The report of the spec at ``path``, of any kind (:meth:`workbench.kinds.Kinds.check`:
+    a dagger's is a :class:`ValidationReport`, a quality spec's a
+    :class:`~workbench.quality.validate.QualityReport`); a SpecError names the key and the
+    line of ``path`` where its value starts."""
+    from workbench.kinds import KINDS
+
+    spec = KINDS.load(path)
     try:
-        return check(spec)
-    except SpecError as err:  # alert rules' columns are checked only now
-        if not err.key.startswith("alerts"):
+        return KINDS.check(spec)
+    except SpecError as err:  # messages, sinks, alert rules' columns: checked only now
+        if err.source:
             raise
         raise located(err, path) from None

@@ -30,7 +30,7 @@ def test_migrations_make_the_four_tables_and_run_twice(database_url):
     tables = set(sa.inspect(db.engine).get_table_names())
     assert {"jobs", "versions", "runs", "events", "alembic_version"} <= tables
     with db.engine.connect() as c:
-        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == "0004"
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == "0005"
     db.dispose()
 
 

@@ -40,28 +40,48 @@ def test_names_patterns_and_specs():
     assert spec.streams[0].topics == ["orders-a"] and spec.business_key == "order_number"
 
 
-def test_each_new_matching_topic_gets_one_job(kafka_broker, tmp_path):
+def test_each_new_matching_topic_gets_one_job_once(kafka_broker, tmp_path, database_url):
+    """Made once per topic, remembered in the database: a removed job is not made again,
+    also by the next service (SQLite and PostgreSQL)."""
     bootstrap = kafka_broker.bootstrap
     prefix = f"orders-{uuid.uuid4().hex[:6]}"
     first = new_topic(bootstrap, prefix, partitions=1)
     new_topic(bootstrap, f"other-{prefix}", partitions=1)
     quality = settings(topic_pattern=f"{prefix}-.*", bootstrap_servers=bootstrap, every_s=0.01)
-    config = ServiceConfig(state_dir=tmp_path, quality=quality)
+    config = ServiceConfig(state_dir=tmp_path / "state", database_url=database_url, quality=quality)
     service = JobService(config)
     auto = QualityAuto(config, service.db)
     try:
         auto.tick()
         assert names(service) == {job_name(first)}
         second = new_topic(bootstrap, prefix, partitions=1)
-        time.sleep(0.02)
+        time.sleep(0.02)  # every_s
         auto.tick()
         auto.tick()
         assert names(service) == {job_name(first), job_name(second)}
         (version,) = service_versions(service, job_name(second))
         spec = yaml.safe_load(version)
         assert spec["kind"] == "quality" and spec["streams"][0]["topics"] == [second]
+
+        remove(service, job_name(first))
+        again = QualityAuto(config, service.db)  # a restarted service: nothing in memory
+        again.tick()
+        assert names(service) == {job_name(second)}
     finally:
         service.close()
+
+
+def remove(service, name: str) -> None:
+    """What removing a job leaves: none of its rows (the service has no delete yet)."""
+    from sqlalchemy import delete, select
+
+    from workbench.jobs.db import Event, Job, Run, Version
+
+    with service.db.session() as s:
+        job_id = s.scalars(select(Job.id).where(Job.name == name)).one()
+        for table in (Event, Run, Version):
+            s.execute(delete(table).where(table.job_id == job_id))
+        s.execute(delete(Job).where(Job.id == job_id))
 
 
 def names(service) -> set[str]:

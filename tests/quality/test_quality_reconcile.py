@@ -1,5 +1,6 @@
 """Reconciliation with a dagger's Parquet sink: the windows it holds match Kafka, and an hour
-partition the test deletes is found (its windows' records missing from the warehouse)."""
+partition the test deletes after the windows were emitted is found when the next run
+re-checks them (its windows' records missing from the warehouse)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ GROUP BY TUMBLE(rowtime, INTERVAL '60' SECOND)
 """
 
 
-def test_a_deleted_warehouse_partition_is_found(spark, kafka_broker, tmp_path):
+def test_a_warehouse_partition_deleted_later_is_found(spark, kafka_broker, tmp_path):
     bootstrap = kafka_broker.bootstrap
     topic = new_topic(bootstrap, "quality-rec", partitions=2)
     last = (60 - T0.minute) // 10  # window `last` starts an hour; `last - 1` ends the one before
@@ -40,10 +41,6 @@ def test_a_deleted_warehouse_partition_is_found(spark, kafka_broker, tmp_path):
         name="booking-counts",
     )
     StreamingJob(dagger, spark, available_now=True, emit=None).run()
-    hour = datetime.fromtimestamp((T0_MS + last * WINDOW_MS) / 1000, UTC)
-    deleted = warehouse / f"dt={hour:%Y-%m-%d}" / f"hour={hour:%H}"
-    assert deleted.is_dir()
-    shutil.rmtree(deleted)
 
     spec = parse(
         {
@@ -62,8 +59,25 @@ def test_a_deleted_warehouse_partition_is_found(spark, kafka_broker, tmp_path):
         }
     )
     QualityJob(spec, spark, available_now=True, emit=None).run()
+    assert found(spark, tmp_path)[last - 1 : last + 1] == [(120, 120, 0), (120, 120, 0)]
+
+    hour = datetime.fromtimestamp((T0_MS + last * WINDOW_MS) / 1000, UTC)
+    deleted = warehouse / f"dt={hour:%Y-%m-%d}" / f"hour={hour:%H}"
+    assert deleted.is_dir()
+    shutil.rmtree(deleted)  # after its windows were emitted
+    planter.bookings(2000, 1, window=last + 4)  # the topic goes on
+    planter.flush()
+    QualityJob(spec, spark, available_now=True, emit=None).run()  # re-checks at its start
+    assert found(spark, tmp_path)[last - 1 : last + 1] == [
+        (120, 120, 0),  # kept: equal to Kafka
+        (120, 0, 120),  # the deleted partition's records, all missing
+    ]
+
+
+def found(spark, tmp_path) -> list[tuple[int, int, int]]:
+    """(unique, warehouse, warehouse_missing) of each window from T0, by window."""
     rows = metrics.latest(spark.read.parquet(str(tmp_path / "metrics"))).collect()
-    found = {
+    by_window = {
         (int(r.window_timestamp.timestamp() * 1000) - T0_MS) // WINDOW_MS: (
             r.unique,
             r.warehouse,
@@ -71,5 +85,4 @@ def test_a_deleted_warehouse_partition_is_found(spark, kafka_broker, tmp_path):
         )
         for r in rows
     }
-    assert found[last - 1] == (120, 120, 0)  # kept: equal to Kafka
-    assert found[last] == (120, 0, 120)  # the deleted partition's records, all missing
+    return [by_window.get(w, (0, 0, 0)) for w in range(max(by_window) + 1)]

@@ -1,13 +1,16 @@
 """The quality page and API of a real ``workbench serve`` (its jobs the stand-in job
-program): a submitted ``kind: quality`` job's rows per topic, team rules, and the HTML page."""
+program): a submitted ``kind: quality`` job's rows per topic, team rules, and the HTML page
+(drawn in headless Chromium with the network off: artifacts/quality-page.png)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import yaml
 from healthkit import fake_serve
 from servekit import headers, stop_jobs
+from services_browser import recorded_page
 
 from workbench.quality import history
 
@@ -22,6 +25,7 @@ SPEC = {
     ],
 }
 T0 = 1_790_000_400_000  # a 10-minute boundary
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 
 
 def rows(topic: str):
@@ -40,7 +44,7 @@ def rows(topic: str):
         }
 
 
-def test_quality_api_and_page(tmp_path):
+def test_quality_api_and_page(tmp_path, chromium):
     import requests
 
     served = fake_serve(tmp_path / "state")
@@ -76,9 +80,18 @@ def test_quality_api_and_page(tmp_path):
         )
         assert page.status_code == 200 and "text/html" in page.headers["Content-Type"]
         assert (
-            "Data quality: bookings" in page.text and page.text.count("<svg") == 4
+            "Data quality: bookings" in page.text and page.text.count("<svg") == 5
         )  # processing latency: no data
         assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+
+        drawn = recorded_page(chromium, headers=headers("alice"))  # as a browser shows it
+        drawn.goto(f"{served.url.rstrip('/')}/workbench/quality/bookings?hours=1000000")
+        assert drawn.locator("svg.chart").count() == 5
+        assert drawn.locator("table.windows tr").count() == 4  # the heading and 3 windows
+        ARTIFACTS.mkdir(exist_ok=True)
+        drawn.screenshot(path=str(ARTIFACTS / "quality-page.png"), full_page=True)
+        assert [u for u in drawn.requests if not u.startswith("http://127.0.0.1")] == []
+        assert drawn.problems == []
     finally:
         stop_jobs(served, "root")
         served.stop()

@@ -1,26 +1,28 @@
-"""A quality spec run by the job runner (a real process, as the supervisor spawns it): the
-runner dispatches on ``kind``, the metric rows reach the Parquet sink, and a metric alert
-rule over them fires when the planted faults drop the score."""
+"""A quality spec submitted to the real job service (``workbench serve``): the supervisor
+spawns the job runner, which dispatches on ``kind``; the metric rows reach the Parquet sink
+and the service's quality API, and a metric alert rule over them, firing when the planted
+faults drop the score, is delivered to the HTTP notification receiver."""
 
 from __future__ import annotations
 
 import yaml
 from planted import T0_MS, Planter
-from runfolder import Process, make_run
+from service_process import Service
 from streaming import new_topic
-
-from workbench.alerts.rules import AlertRule
-from workbench.alerts.state import Evaluator
 
 RULE = {
     "name": "low-quality",
     "when": "score < 99",
     "group_by": ["tag_topic"],
     "summary": "{tag_topic}: score {score}",
+    "group_wait": "0s",
+    "notify": ["oncall"],
 }
 
 
-def test_the_runner_runs_a_quality_spec_and_its_alert_fires(kafka_broker, spark, tmp_path):
+def test_a_quality_job_in_the_service_alerts_the_receiver(
+    kafka_broker, http_receiver, spark, tmp_path
+):
     bootstrap = kafka_broker.bootstrap
     topic = new_topic(bootstrap, "quality-run", partitions=2)
     planter = Planter(bootstrap, topic)
@@ -31,6 +33,7 @@ def test_the_runner_runs_a_quality_spec_and_its_alert_fires(kafka_broker, spark,
     spec = {
         "kind": "quality",
         "name": "quality-run",
+        "team": "pricing",
         "streams": [
             {
                 "topics": [topic],
@@ -43,25 +46,28 @@ def test_the_runner_runs_a_quality_spec_and_its_alert_fires(kafka_broker, spark,
         "sinks": [{"type": "parquet", "path": str(tmp_path / "metrics")}],
         "alerts": [RULE],
     }
-    run = make_run(tmp_path, yaml.safe_dump(spec), tmp_path / "checkpoint")
-    job = Process(run)
+    hook = http_receiver.endpoint("quality-alert")
+    config = {"notifiers": {"pricing": {"oncall": {"type": "webhook", "url": hook.url}}}}
+    service = Service(tmp_path / "state", tmp_path / "home", config=config).start()
     try:
-
-        def firing():
-            return [o for r in run.read_alerts_after() for o in r["observations"] if o["firing"]]
-
-        job.wait_for(firing, 180, "the low-quality rule firing")
-        assert job.stop() == 0, job.log()[-3000:]
+        body = {"name": "quality-run", "team": "pricing", "spec_yaml": yaml.safe_dump(spec)}
+        answer = service.api("alice", "POST", "/jobs", body)
+        assert answer.status_code == 201, answer.text
+        (sent,) = hook.wait_for(1, timeout=240)
+        (alert,) = sent.json["alerts"]
+        assert sent.json["status"] == "firing"
+        labels = alert["labels"]
+        assert (labels["alertname"], labels["tag_topic"]) == ("low-quality", topic)
+        assert alert["annotations"]["summary"].startswith(f"{topic}: score ")
+        (measured,) = service.get(f"/quality/{topic}?hours=1000", "alice")["rows"]
+        assert measured["window_timestamp"] == T0_MS
+        assert [measured[c] for c in ("total", "duplicates", "late", "undecodable")] == [
+            312, 3, 6, 3
+        ]  # fmt: skip  # 300 + 3 twice + 6 late + 3 bad
+        log = service.get("/jobs/quality-run/logs?limit=1000000")["text"]
+        assert "starting quality 'quality-run' v1 on schema" in log, log[-3000:]
+        assert "quality 'quality-run' v1 running" in log and "dagger 'quality-run'" not in log
     finally:
-        job.kill()
-    assert "quality-run" in job.log()
-    observations = [o for line in run.read_alerts_after() for o in line["observations"]]
-    assert {o["at"] for o in observations} == {T0_MS}
-    (labels,) = [v["labels"] for o in observations for v in o["firing"].values()][:1]
-    assert labels == {"tag_topic": topic}
-    transitions = Evaluator([AlertRule.model_validate(RULE)], "test").feed(observations)
-    assert "firing" in {t.status for t in transitions}
+        service.close()
     rows = spark.read.parquet(str(tmp_path / "metrics")).collect()
-    assert {(r.total, r.duplicates, r.late, r.undecodable) for r in rows} == {
-        (312, 3, 6, 3)
-    }  # 300 + 3 twice + 6 late + 3 bad
+    assert {(r.total, r.duplicates, r.late, r.undecodable) for r in rows} == {(312, 3, 6, 3)}

@@ -11,9 +11,9 @@ its own process group. The runner:
    checkpoint: a restart continues from the checkpoint's offsets);
 3. takes the checkpoint lease (:mod:`workbench.jobs.lease`): held by another live
    driver means exit code 3 at once;
-4. starts the dagger as a :class:`~workbench.job.StreamingJob` on the run's Spark master
-   with its cluster's settings (resources, conf) under the spec's ``resources`` and
-   ``spark_conf``, the JVM's output into the run's ``log``;
+4. starts the job (its kind's class: a dagger's :class:`~workbench.job.StreamingJob`) on
+   the run's Spark master with its cluster's settings (resources, conf) under the spec's
+   ``resources`` and ``spark_conf``, the JVM's output into the run's ``log``;
 5. writes ``heartbeat.json`` every ``heartbeat_s`` and after each micro-batch (state
    STARTING, RUNNING, STOPPING, with :mod:`~workbench.jobs.metrics`) and one
    ``progress.jsonl`` line per micro-batch; with metric alert rules in the spec, one
@@ -46,6 +46,7 @@ from workbench.jobs.group_commits import GroupCommits
 from workbench.jobs.lag import BrokerLag
 from workbench.jobs.lease import Lease
 from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
+from workbench.kinds import kind_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -229,7 +230,7 @@ class Runner:
         self.commits = GroupCommits(spec, config.checkpoint, config.job, self.say)
         self.state = "RUNNING"
         self.beat()
-        self.say(f"run {config.run_id}: dagger '{spec.name}' v{config.version} running")
+        self.say(f"run {config.run_id}: {kind_of(spec)} '{spec.name}' v{config.version} running")
         while not self._stop.wait(POLL_S):
             job.poll()
             if self._stop_asked():
@@ -269,7 +270,8 @@ class Runner:
         )
         schemas = config.schema_version or "bundled"
         self.say(
-            f"run {config.run_id}: starting dagger '{spec.name}' v{config.version} on schema "
+            f"run {config.run_id}: starting {kind_of(spec)} '{spec.name}' v{config.version} "
+            "on schema "
             f"version {schemas}, checkpoint "
             f"{config.checkpoint}" + (f", rows from {floor.isoformat()}" if floor else "")
         )
@@ -310,7 +312,11 @@ class Runner:
         else:
             text = summary(text_of(err))
         job = self.job
-        where = f"dagger '{job.spec.name}' (checkpoint {job.checkpoint}) stopped: " if job else ""
+        where = (
+            f"{kind_of(job.spec)} '{job.spec.name}' (checkpoint {job.checkpoint}) stopped: "
+            if job
+            else ""
+        )
         if job is not None and NO_BROKER in text:
             servers = ", ".join(sorted({s.bootstrap_servers for s in job.spec.streams}))
             text = (

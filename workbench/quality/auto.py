@@ -3,8 +3,11 @@
 The supervisor's tick calls :meth:`QualityAuto.tick` (one guarded step). Every
 ``every_s`` it lists the topics of the configured Kafka cluster and submits, as the
 user ``quality-auto``, a ``kind: quality`` spec (:func:`spec_for`) for each matching
-topic that has no job named :func:`job_name` yet. The job is then an ordinary job of
-the configured team: supervised, stopped, edited and deleted like any other.
+topic it has not handled yet and that has no job named :func:`job_name`. The job is then
+an ordinary job of the configured team: supervised, stopped, edited and removed like any
+other. Handled topics are kept in the service's database
+(:class:`~workbench.quality.tables.QualityTopic`), so a removed job is not made again,
+also after the service restarts.
 """
 
 from __future__ import annotations
@@ -87,10 +90,19 @@ class QualityAuto:
             return
         self._last = time.monotonic()
         servers, options = self._address(settings)
-        have = self._job_names()
-        for topic in matching(self._topics(servers, options), settings.topic_pattern):
-            if job_name(topic, settings.name_prefix) not in have:
+        source = settings.cluster or servers
+        handled = self._handled(source)
+        new = [
+            t
+            for t in matching(self._topics(servers, options), settings.topic_pattern)
+            if t not in handled
+        ]
+        have = self._job_names() if new else set()
+        for topic in new:
+            name = job_name(topic, settings.name_prefix)
+            if name not in have:  # else made before topics were kept, or by a user
                 self._submit(topic, settings, servers)
+            self._remember(source, topic, name)
 
     def _address(self, settings: Settings) -> tuple[str, dict[str, str]]:
         if settings.cluster:
@@ -115,6 +127,21 @@ class QualityAuto:
 
         with self.db.session() as s:
             return set(s.scalars(select(Job.name)))
+
+    def _handled(self, source: str) -> set[str]:
+        from sqlalchemy import select
+
+        from workbench.quality.tables import QualityTopic
+
+        with self.db.session() as s:
+            query = select(QualityTopic.topic).where(QualityTopic.source == source)
+            return set(s.scalars(query))
+
+    def _remember(self, source: str, topic: str, job: str) -> None:
+        from workbench.quality.tables import QualityTopic
+
+        with self.db.session() as s:
+            s.merge(QualityTopic(source=source, topic=topic, job=job))
 
     def _submit(self, topic: str, settings: Settings, servers: str) -> None:
         import yaml

@@ -15,18 +15,22 @@ from workbench.quality.metrics import COUNTS
 from workbench.server.svgchart import Series, line_chart
 
 COLORS = ("#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#6a3d9a", "#17becf")
-CHARTS = (
-    ("Score", ("score",), ""),
-    ("Completeness", ("completeness",), ""),
-    ("Records", ("total", "expected", "missing", "duplicates", "late", "undecodable"), ""),
+PERCENTILES = ("p50", "p95", "p99")
+#: Each chart: its title, its series' columns (each with its legend label), its unit. Faults
+#: are drawn apart from the record counts (a few records on a scale of thousands are flat).
+CHARTS: tuple[tuple[str, tuple[tuple[str, str], ...], str], ...] = (
+    ("Score", (("score", "score"),), ""),
+    ("Completeness", (("completeness", "completeness"),), ""),
+    ("Records", (("total", "total"), ("expected", "expected")), ""),
     (
-        "Publish − event time",
-        ("publish_latency_p50_ms", "publish_latency_p95_ms", "publish_latency_p99_ms"),
-        "ms",
+        "Faults",
+        tuple((c, c.replace("_", " ")) for c in COUNTS if c not in ("total", "unique", "expected")),
+        "records",
     ),
+    ("Publish − event time", tuple((f"publish_latency_{p}_ms", p) for p in PERCENTILES), "ms"),
     (
         "Processing − publish time",
-        ("processing_latency_p50_ms", "processing_latency_p95_ms", "processing_latency_p99_ms"),
+        tuple((f"processing_latency_{p}_ms", p) for p in PERCENTILES),
         "ms",
     ),
 )
@@ -37,8 +41,10 @@ SHOWN = 48  # windows in the table
 def topic_html(topic: str, rows: list[dict[str, Any]], note: str = "") -> str:
     """The heading, charts and table of one topic's windows (time order)."""
     drawn = "".join(
-        line_chart(title, [_series(rows, c, COLORS[i]) for i, c in enumerate(columns)], unit)
-        for title, columns, unit in CHARTS
+        line_chart(
+            title, [_series(rows, c, COLORS[i], label) for i, (c, label) in enumerate(cs)], unit
+        )
+        for title, cs, unit in CHARTS
     )
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
     about = " · ".join(p for p in (note, f"{len(rows)} windows", f"{stamp} UTC") if p)
@@ -49,9 +55,9 @@ def topic_html(topic: str, rows: list[dict[str, Any]], note: str = "") -> str:
     )
 
 
-def _series(rows: list[dict[str, Any]], column: str, color: str) -> Series:
+def _series(rows: list[dict[str, Any]], column: str, color: str, label: str) -> Series:
     points = [(r["window_timestamp"] / 1000, r.get(column)) for r in rows]
-    return Series(column, points, color)
+    return Series(label, points, color)
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
@@ -59,11 +65,19 @@ def _table(rows: list[dict[str, Any]]) -> str:
         return '<p class="muted">no windows yet</p>'
     head = "".join(f"<th>{c}</th>" for c in TABLE)
     body = "".join(
-        "<tr><td>"
+        '<tr><td style="white-space:nowrap">'
         + time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["window_timestamp"] / 1000))
         + "</td>"
-        + "".join(f"<td>{html.escape(str(r.get(c, '-')))}</td>" for c in TABLE)
+        + "".join(f"<td>{_number(r.get(c))}</td>" for c in TABLE)
         + "</tr>"
-        for r in reversed(rows[-48:])
+        for r in reversed(rows[-SHOWN:])
     )
     return f'<table class="windows"><tr><th>window (UTC)</th>{head}</tr>{body}</table>'
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return html.escape(str(value))

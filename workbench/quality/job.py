@@ -2,9 +2,11 @@
 
 Each micro-batch (``foreachBatch``, batch id ``N``):
 
-1. turns its records into facts (:mod:`~workbench.quality.facts`); records of a window
-   the watermark (largest event time − ``allowed_lateness``) has closed are counted as
-   ``too_late`` and dropped: a closed window's last emission is final;
+1. turns its records into facts (:mod:`~workbench.quality.facts`), kept in memory for the
+   batch, and counts them per partition and window in one Spark job
+   (:mod:`~workbench.quality.summary`); records of a window the watermark (largest event
+   time − ``allowed_lateness``) has closed are counted as ``too_late`` and dropped: a
+   closed window's last emission is final;
 2. finds offset gaps per partition, within the batch and from the last offset the state
    holds, and counts the records lost below the log start (:mod:`~.gaps`);
 3. stores its facts and gaps under ``CHECKPOINT/quality/{facts,gaps}/batch=N`` (a
@@ -31,6 +33,7 @@ from workbench.quality import history, metrics
 from workbench.quality.facts import raw_facts, windowed
 from workbench.quality.gaps import Gap, LogStarts, lost
 from workbench.quality.state import QualityState, StateFiles, where
+from workbench.quality.summary import Summary
 from workbench.sinks.registry import SinkContext, Written
 
 if TYPE_CHECKING:
@@ -74,6 +77,7 @@ class QualityJob(StreamingJob):
         self.too_late = 0  # records of windows already closed, dropped
         self._states = StateFiles(self.folder / "state")
         self._log_starts: dict[str, LogStarts] = {}
+        self._recheck_at = float("-inf")  # when emitted windows are next re-reconciled
 
     @property
     def folder(self) -> Path:
@@ -132,21 +136,18 @@ class QualityJob(StreamingJob):
             steps.append((name, time.monotonic()))
 
         try:
-            kept = self._drop_closed(facts, state)
-            gaps = self._gaps(facts, state)
+            summary = Summary.of(facts, self._closed(state))  # one job: counts per window
+            kept = self._drop_closed(facts, state, summary)
+            gaps = [] if summary.contiguous(state) else self._gaps(facts, state)
             step("facts+gaps")
             self._store(kept, gaps, batch_id)
-            touched = {
-                (r.topic, r.window_start)
-                for r in kept.select("topic", "window_start").distinct().collect()
-            }
-            touched |= {(g["topic"], g["window_start"]) for g in gaps}
+            touched = summary.touched | {(g["topic"], g["window_start"]) for g in gaps}
             step("store")
-            rows = self._recompute(touched, batch_id)
+            rows = self._recompute(touched, batch_id) + self._rechecked(touched, batch_id)
             step("recompute")
             self._write(rows, batch_id)
             step("write")
-            self._states.save(batch_id, self._next_state(facts, kept, state, batch_id))
+            self._states.save(batch_id, summary.next_state(state, batch_id))
             self._prune(state)
             step("state")
         finally:
@@ -155,19 +156,17 @@ class QualityJob(StreamingJob):
             took = ", ".join(f"{n} {t - steps[i][1]:.1f} s" for i, (n, t) in enumerate(steps[1:]))
             self.emit(f"[{spec.name}] quality batch {batch_id}: {len(rows)} windows; {took}")
 
-    def _drop_closed(self, facts: DataFrame, state: QualityState) -> DataFrame:
+    def _drop_closed(self, facts: DataFrame, state: QualityState, summary: Summary) -> DataFrame:
         from pyspark.sql import functions as F
 
         mark = state.watermark(self.spec.allowed_lateness_ms)
-        if mark is None:
+        dropped = summary.dropped
+        if mark is None or not dropped:
             return facts
-        closed = F.col("window_start") + self.spec.window_ms <= mark
-        dropped = facts.where(closed).count()
-        if dropped:
-            self.too_late += dropped
-            if self.emit is not None:
-                self.emit(f"[{self.spec.name}] {dropped} records of closed windows dropped")
-        return facts.where(~closed)
+        self.too_late += dropped
+        if self.emit is not None:
+            self.emit(f"[{self.spec.name}] {dropped} records of closed windows dropped")
+        return facts.where(F.col("window_start") + self.spec.window_ms > mark)
 
     def _gaps(self, facts: DataFrame, state: QualityState) -> list[dict[str, Any]]:
         """Gaps before each record (from the previous record of its partition, or the last
@@ -267,6 +266,29 @@ class QualityJob(StreamingJob):
             )
         return sorted(rows, key=lambda r: (r["tag_topic"], r["window_timestamp"]))
 
+    def _rechecked(self, touched: set[tuple[str, int]], batch_id: int) -> list[dict[str, Any]]:
+        """Windows emitted before whose warehouse count changed since (see
+        :mod:`~workbench.quality.reconcile`), at most every ``recheck_every``."""
+        from workbench.durations import to_millis
+        from workbench.quality.reconcile import recheck
+
+        spec = self.spec.reconcile
+        if spec is None or time.monotonic() < self._recheck_at:
+            return []
+        self._recheck_at = time.monotonic() + to_millis(spec.recheck_every) / 1000
+        emitted = history.read(self.checkpoint)
+        newest = max((r["window_timestamp"] for r in emitted), default=0)
+        since = newest - to_millis(spec.recheck_for)
+        now = {w for _, w in touched}  # compared as they are emitted (over all their topics)
+        earlier = [
+            r
+            for r in emitted
+            if r["window_timestamp"] >= since
+            and r["window_timestamp"] not in now
+            and r.get("warehouse") is not None
+        ]
+        return recheck(self.spark, spec, earlier, self.spec.window_ms, batch_id) if earlier else []
+
     def _write(self, rows: list[dict[str, Any]], batch_id: int) -> None:
         out = metrics.frame(self.spark, rows).persist()
         try:
@@ -275,25 +297,10 @@ class QualityJob(StreamingJob):
                 self.totals.add_written(config.describe(), done.rows, done.skipped)
             if self.on_rows is not None and rows:
                 self.on_rows(out, batch_id)
-            history.append(self.checkpoint, rows)  # what the service's quality page reads
+            # what the service's quality page reads, compacted to history_retention
+            history.append(self.checkpoint, rows, self.spec.history_retention_ms)
         finally:
             out.unpersist()
-
-    def _next_state(
-        self, facts: DataFrame, kept: DataFrame, state: QualityState, batch_id: int
-    ) -> QualityState:
-        from pyspark.sql import functions as F
-
-        offsets = facts.groupBy("topic", "partition").agg(F.max("offset").alias("last")).collect()
-        latest = kept.agg(F.max("event_ms").alias("e"), F.max("window_start").alias("w")).first()
-        last = dict(state.last_offsets)
-        last.update({where(r.topic, r.partition): int(r["last"]) for r in offsets})
-        seen = None if latest is None else latest["e"]
-        events = [int(v) for v in (state.max_event_ms, seen) if v is not None]
-        folders = dict(state.folders)
-        if latest is not None and latest["w"] is not None:
-            folders[str(batch_id)] = int(latest["w"])
-        return QualityState(max(events) if events else None, last, folders)
 
     def _prune(self, state: QualityState) -> None:
         """Remove the facts of batches whose every window was closed before this batch

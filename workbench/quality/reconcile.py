@@ -8,6 +8,12 @@ belongs to the window holding ``t − 1 ms``); ``warehouse`` is their count, or 
 quality job's topics) minus ``warehouse``: above 0, the warehouse lost rows (a deleted
 partition, a failed write); below 0, it holds more (a doubled window). The sink is read
 through its ``_spark_metadata`` log, files the log names but that are gone skipped.
+
+Windows are compared when they are emitted, and **re-checked** later (:func:`recheck`): a
+warehouse partition deleted after its window closed is found too. At the first
+micro-batch of a run and then at most every ``recheck_every``, the job compares every
+window it emitted within ``recheck_for`` of its newest window (from its
+``metrics.jsonl``) again, and emits anew the rows whose ``warehouse`` changed.
 """
 
 from __future__ import annotations
@@ -53,6 +59,31 @@ def warehouse_counts(
         spark.conf.set("spark.sql.files.ignoreMissingFiles", previous)
     counts.update({int(r.w): int(r.n or 0) for r in found})
     return counts
+
+
+def recheck(
+    spark: SparkSession,
+    spec: ReconcileSpec,
+    emitted: list[dict[str, Any]],
+    window_ms: int,
+    batch_id: int,
+) -> list[dict[str, Any]]:
+    """Of rows emitted before (times in epoch ms, :mod:`~workbench.quality.history`), those
+    whose warehouse count changed, as metric rows of ``batch_id`` with the new counts."""
+    from datetime import UTC, datetime
+
+    def at(ms: float) -> datetime:
+        return datetime.fromtimestamp(ms / 1000, UTC)
+
+    rows = [
+        {**r, "window_timestamp": at(r["window_timestamp"]),
+         "window_end": at(r["window_timestamp"] + window_ms)}
+        for r in emitted
+    ]  # fmt: skip
+    before = {id(r): r.get("warehouse") for r in rows}
+    counts = warehouse_counts(spark, spec, [r["window_timestamp"] for r in emitted], window_ms)
+    reconciled(rows, counts)
+    return [{**r, "emitted_batch": batch_id} for r in rows if r["warehouse"] != before[id(r)]]
 
 
 def reconciled(rows: list[dict[str, Any]], counts: dict[int, int]) -> None:

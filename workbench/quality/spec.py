@@ -53,6 +53,14 @@ class ReconcileSpec(_Model):
     time_is: Literal["end", "start"] = Field(
         "end", description="whether time_column marks a row's window end (Dagger's) or start"
     )
+    recheck_every: str | int = Field("1h", description="how often emitted windows are re-checked")
+    recheck_for: str | int = Field("1d", description="how far back windows are re-checked")
+
+    @field_validator("recheck_every", "recheck_for")
+    @classmethod
+    def _duration(cls, value: str | int) -> str | int:
+        to_millis(value)
+        return value
 
 
 class QualitySpec(_Model):
@@ -73,10 +81,13 @@ class QualitySpec(_Model):
     alerts: list[AlertRule] = Field(default_factory=list)
     notifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     reconcile: ReconcileSpec | None = None
+    history_retention: str | int = "7d"
 
     _name = field_validator("name")(lambda cls, v: DaggerSpec._job_name(v))  # type: ignore[operator]
 
-    @field_validator("window", "allowed_lateness", "late_after", "trigger_interval")
+    @field_validator(
+        "window", "allowed_lateness", "late_after", "trigger_interval", "history_retention"
+    )
     @classmethod
     def _duration(cls, value: str | int) -> str | int:
         to_millis(value)
@@ -128,6 +139,10 @@ class QualitySpec(_Model):
         return to_millis(self.late_after)
 
     @property
+    def history_retention_ms(self) -> int:
+        return to_millis(self.history_retention)
+
+    @property
     def trigger_interval_ms(self) -> int:
         return to_millis(self.trigger_interval)
 
@@ -158,10 +173,15 @@ def parse(data: Any, source: str | None = None) -> QualitySpec:
 
 
 def load(path: str | Path) -> QualitySpec:
-    """Read and validate the quality spec at ``path``."""
+    """Read and validate the quality spec at ``path`` (an error names its key's line)."""
+    from workbench.spec import located
     from workbench.yamlsafe import read_yaml
 
-    return parse(read_yaml(path, what="spec"), str(path))
+    data = read_yaml(path, what="spec")
+    try:
+        return parse(data, None)
+    except SpecError as err:
+        raise located(err, path) from None
 
 
 def check_names(

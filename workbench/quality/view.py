@@ -1,6 +1,8 @@
 """The Voila view of data quality (``notebooks/quality.ipynb``): a quality job's windows
 from its checkpoint (``quality/metrics.jsonl``) or its Parquet sink, per topic, as HTML
-(:mod:`workbench.quality.charts`). No Spark: Parquet is read with pyarrow.
+(:mod:`workbench.quality.charts`). No Spark: Parquet is read with pyarrow. Under Voila the
+page's query string sets the notebook's parameters (:func:`from_query`):
+``http://127.0.0.1:8866/?source=CHECKPOINT&topic=T&hours=24``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,23 @@ def rows_from(source: str | Path) -> list[dict[str, Any]]:
         for r in table.to_pylist()
     ]
     return history.latest(rows)
+
+
+def from_query(
+    source: str, topic: str | None, hours: float | None, query: str | None = None
+) -> tuple[str, str | None, float | None]:
+    """``source``, ``topic`` and ``hours``, each replaced by the query string's value when it
+    has one (``query``: Voila's ``$QUERY_STRING`` when None)."""
+    import os
+    from urllib.parse import parse_qs
+
+    given = parse_qs(os.environ.get("QUERY_STRING", "") if query is None else query)
+    hours_given = given.get("hours", [""])[0]
+    return (
+        given.get("source", [source])[0],
+        given.get("topic", [topic])[0],
+        float(hours_given) if hours_given else hours,
+    )
 
 
 def quality_html(source: str | Path, topic: str | None = None, hours: float | None = None) -> str:

@@ -32,4 +32,9 @@ ROUTES: list[tuple[str, type[ApiHandler]]] = [("quality/([^/]+)", QualityPage)]
 def render(data: dict[str, Any]) -> str:
     jobs = ", ".join(f"{j['job']} ({j['team']}, {j['status']})" for j in data["jobs"])
     return page(f"{data['topic']} quality", charts.topic_html(data["topic"], data["rows"],
-                f"{jobs} · last {data['hours']:g} h"), refresh=True)  # fmt: skip
+                f"{jobs} · last {_hours(data['hours'])} h"), refresh=True)  # fmt: skip
+
+
+def _hours(hours: float) -> str:
+    """``24``, ``1.5``, ``1,000,000``: as a person writes hours."""
+    return f"{hours:,.2f}".rstrip("0").rstrip(".")

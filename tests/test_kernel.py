@@ -171,7 +171,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_readme_commands_are_make_targets_that_run(installed, tmp_path):
-    """The README's Notebooks section says `make lab` (the CLI is in .venv/bin, so a bare
+    """The Notebooks section (docs/notebooks.md) says `make lab` (the CLI is in .venv/bin, so a bare
     `workbench kernel install` fails in a fresh shell); the command `make lab` runs starts
     a JupyterLab that answers /api/status with its token and lists the kernel."""
     import os
@@ -182,7 +182,7 @@ def test_readme_commands_are_make_targets_that_run(installed, tmp_path):
 
     from workbench.infra.ports import free_ports
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "notebooks.md").read_text()
     notebooks = readme.split("## Notebooks", 1)[1].split("```")[1]
     commands = [line.split("#")[0].strip() for line in notebooks.splitlines() if line.strip()]
     assert commands == ["make lab"]

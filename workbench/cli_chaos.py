@@ -114,7 +114,7 @@ def _proxied(brokers):
             return broker
     raise ChaosError(
         "Network faults need a broker that advertises a fault proxy's port: start it with "
-        "`workbench dev kafka up --advertised-port P` (see README, 'Chaos and load')."
+        "`workbench dev kafka up --advertised-port P` (see docs/chaos.md)."
     )
 
 

@@ -153,7 +153,7 @@ def cmd_kafka_up(args: argparse.Namespace) -> int:
 
         print(
             f"it advertises 127.0.0.1:{args.advertised_port}: clients reach it through a fault "
-            "proxy there (`workbench chaos proxy`; see README, 'Chaos and load')"
+            "proxy there (`workbench chaos proxy`; see docs/chaos.md)"
         )
         create_through_proxy(args, bootstrap)
         return 0

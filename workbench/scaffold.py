@@ -107,7 +107,7 @@ def example(ex: Example) -> Any:
             "broker if `bootstrap_servers` is `None`, publishes seeded demo events to its own "
             "topic, samples exactly the events it published (whatever else the topic holds) "
             "and previews the dagger over the sample.\n\nPromote it to a production job as it is: "
-            f"`workbench promote notebooks/{ex.file} --team TEAM` (the README's Promote section)."
+            f"`workbench promote notebooks/{ex.file} --team TEAM` (docs/notebooks.md, Promote)."
         ),  # fmt: skip
         _code(
             f"""

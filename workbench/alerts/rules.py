@@ -173,7 +173,7 @@ def render(template: str, fields: Mapping[str, Any]) -> str:
 
 
 class AlertRule(BaseModel):
-    """One entry of a spec's ``alerts:`` (keys as in the README's "Alerts" section)."""
+    """One entry of a spec's ``alerts:`` (keys as in docs/alerts.md)."""
 
     model_config = ConfigDict(
         extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True

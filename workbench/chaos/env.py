@@ -40,7 +40,7 @@ class ChaosEnv:
         if value in (None, []):
             raise ChaosError(
                 f"The fault '{fault}' needs the run's {part}, which this run has none of: "
-                f"start the scenario with one (see README, 'Chaos and load')."
+                f"start the scenario with one (see docs/chaos.md)."
             )
         return value
 

@@ -5,7 +5,7 @@
     database_url: postgresql+psycopg://user@host/db   # default sqlite:///$STATE/workbench.db
     teams_file: teams.yaml          # {admins: [user...], teams: {team: [user...]}}
     tokens: {TOKEN: user}           # or tokens_file: tokens.yaml
-    clusters:                       # Spark clusters (README "Spark clusters")
+    clusters:                       # Spark clusters (docs/job-service.md)
       local: {master: "local[2]", jobs_per_app: 1}
       team-a: {master: "spark://10.0.0.5:7077", teams: [pricing], standby: team-b,
                resources: {cores: 4, executor_memory: 2g, shuffle_partitions: 8},
@@ -63,7 +63,7 @@ class Policy(_Model):
 
 
 class Cluster(_Model):
-    """A named Spark cluster jobs run on (README "Spark clusters"): ``local[N]``, a
+    """A named Spark cluster jobs run on (docs/job-service.md): ``local[N]``, a
     standalone ``spark://host:port`` (``spark://h1:p,h2:p`` with standby masters), or
     ``yarn`` / ``k8s://https://host:443`` with their settings in ``conf``."""
 

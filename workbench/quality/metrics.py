@@ -1,4 +1,4 @@
-"""Facts to one metric row per topic and window (see README "Data quality" for definitions).
+"""Facts to one metric row per topic and window (see docs/quality.md for definitions).
 
 :func:`aggregate` counts over the stored facts of the windows a micro-batch touched (Spark);
 :func:`finish` derives the ratios and the score of each row (plain Python), and

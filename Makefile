@@ -17,7 +17,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 export WORKBENCH_HOME ?= $(CURDIR)/.workbench
 
 # pytest workers (pytest-xdist; whole test files per worker, each with its own servers)
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 
 LABEXT := $(VENV)/share/jupyter/labextensions/@dagger-workbench/lab
 

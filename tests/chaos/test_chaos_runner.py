@@ -29,7 +29,9 @@ def test_a_latency_case_after_a_control_run(chaos_broker, tmp_path):
     topic = f"chaos-{uuid.uuid4().hex[:8]}"
     env = ChaosEnv(proxy.address, [broker], proxy=proxy)  # as clients connect
     journal = RevertJournal(tmp_path / "journal.jsonl")
-    result = run_scenario(scenario(topic, "latency", {"ms": 300}), env, journal)
+    # 4 s: a sample's slowed offset requests may keep the probe busy past a shorter fault,
+    # so that no metadata round trip falls inside it
+    result = run_scenario(scenario(topic, "latency", {"ms": 300}, "4s"), env, journal)
     control, case = result["runs"]
     assert control["control"] and control["fault"] is None
     assert [e["event"] for e in case["timeline"]] == [

@@ -95,9 +95,9 @@ def _remote(args: argparse.Namespace) -> bool:
 
 
 def _client(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from workbench.server.client import ServiceClient
+    from workbench.cli_jobs import _client as service_client
 
-    return ServiceClient(args.server, args.token)
+    return service_client(args)
 
 
 def add_actions(schemas: argparse._SubParsersAction) -> None:

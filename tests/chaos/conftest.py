@@ -27,8 +27,13 @@ def proxied_broker(tmp_path_factory):
 
 @pytest.fixture
 def chaos_broker(proxied_broker):
-    """The proxied broker with the proxy healed before and after the test."""
+    """The proxied broker, running (an earlier test's failure may have left it killed), with
+    the proxy healed before and after the test."""
+    from workbench.chaos.faults.broker_kill import start_again
+
     broker, proxy = proxied_broker
     proxy.heal()
+    if not broker.status().running:
+        start_again(broker)
     yield broker, proxy
     proxy.heal()

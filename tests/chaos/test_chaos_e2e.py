@@ -134,7 +134,9 @@ def test_a_dagger_rides_out_four_faults(chaos_broker, service, influx, chromium,
     # the undecodable records the seeds planted are the dagger's dead letters, per window
     assert all(row["dead_letters"] == row["malformed"] for row in parquet["rows"])
     assert parquet["totals"]["dead_letters"] > 10
-    assert any(s["watermark_lag_s"] for s in result["runs"][0]["samples"])
+    # the probes saw the event-time lag (a slow machine may catch up after the broker kill
+    # in one batch, before any progress reports a watermark)
+    assert any(s["watermark_lag_s"] for run in result["runs"] for s in run["samples"])
     assert result["passed"]
 
     page = recorded_page(chromium)

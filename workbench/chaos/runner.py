@@ -3,23 +3,22 @@
 A case runs its load in a thread while the probes sample; ``start_after`` into the load
 its fault is applied (written to the journal), ``downtime`` later reverted (marked in the
 journal) — in a ``finally``, so an error or Ctrl-C reverts it too; SIGTERM and SIGHUP
-are turned into the same interrupt while a scenario runs. After the load, the case waits
-(up to the scenario's ``recovery_timeout``) until the system is healthy again: the broker
-answers and, with a job, the job runs, has finished a micro-batch, with no offsets
-behind latest. The result is a plain dict (JSON) per case, ready for the ledger and the
-report.
+are turned into the same interrupt while a scenario runs, and an interrupt waits while a
+fault is being applied and journaled, or reverted (workbench/chaos/interrupts.py). After
+the load, the case waits (up to the scenario's ``recovery_timeout``) until the system is
+healthy again: the broker answers and, with a job, the job runs, has finished a
+micro-batch, with no offsets behind latest. The result is a plain dict (JSON) per case,
+ready for the ledger and the report.
 """
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import threading
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from workbench.chaos.faults import FAULTS
+from workbench.chaos.interrupts import INTERRUPTS
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.load import drive
 from workbench.chaos.probes import Prober
@@ -34,7 +33,7 @@ def run_scenario(
 ) -> dict[str, Any]:
     """Every case of ``scenario`` (after a control run when it asks for one)."""
     journal = journal or RevertJournal()
-    with _interrupt_on_signals():
+    with INTERRUPTS.installed():
         replayed = journal.replay(env)
         runs = []
         if scenario.control:
@@ -111,16 +110,18 @@ def _fault_window(case: Case, env: ChaosEnv, journal: RevertJournal, mark) -> No
     whatever happens meanwhile."""
     fault = FAULTS.get(case.fault)
     time.sleep(case.start_after)
-    record = fault.apply(env, case.params)
-    entry = journal.applied(case.fault, record)
-    mark("fault applied", fault=case.fault, params=case.params)
+    with INTERRUPTS.held():  # a Ctrl-C here comes once the journal knows the fault
+        record = fault.apply(env, case.params)
+        entry = journal.applied(case.fault, record)
+        mark("fault applied", fault=case.fault, params=case.params)
     try:
         time.sleep(case.downtime)
     finally:
-        mark("fault reverting", fault=case.fault)  # a restart may take a while
-        fault.revert(record, env)
-        journal.reverted(entry)
-        mark("fault reverted", fault=case.fault)
+        with INTERRUPTS.held():
+            mark("fault reverting", fault=case.fault)  # a restart may take a while
+            fault.revert(record, env)
+            journal.reverted(entry)
+            mark("fault reverted", fault=case.fault)
 
 
 def _recover(prober: Prober, timeout: float) -> bool:
@@ -151,22 +152,3 @@ def _recovery_s(timeline: list[dict[str, Any]]) -> float | None:
         return None
     start = times.get("fault reverting", times.get("load finished", 0.0))
     return round(times["recovered"] - start, 3)
-
-
-@contextlib.contextmanager
-def _interrupt_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt (as Ctrl-C does) so ``finally`` blocks
-    revert the faults; the previous handlers come back after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

@@ -81,10 +81,15 @@ def env(place) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def venv(wheel, place, env) -> Path:
-    """A fresh virtualenv with the wheel and its dependencies (pip's cache reused)."""
+    """A fresh virtualenv with the wheel and its dependencies (pip's cache reused).
+
+    ``--no-compile``: pip would byte-compile every module of every dependency (PySpark and
+    JupyterLab are most of the install's two minutes); Python compiles those imported on
+    first use instead, which is all the tests run."""
     root = place / "venv"
     _run([sys.executable, "-m", "venv", str(root)], env, place)
-    _run([str(root / "bin" / "python"), "-m", "pip", "install", str(wheel)], env, place, 1200)
+    pip = [str(root / "bin" / "python"), "-m", "pip", "install", "--no-compile"]
+    _run([*pip, str(wheel)], env, place, 1200)
     return root / "bin"
 
 

@@ -75,12 +75,17 @@ def clock(t: float) -> str:
 
 
 def line_chart(
-    title: str, series: Sequence[Series], unit: str = "", area: bool = False, height: int = 190
+    title: str,
+    series: Sequence[Series],
+    unit: str = "",
+    area: bool = False,
+    height: int = 190,
+    none: str = "no data yet",
 ) -> str:
-    """An ``<svg>`` of ``series``; a short note in its place when no series has a value."""
+    """An ``<svg>`` of ``series``; the note ``none`` in its place when no series has a value."""
     values = [v for s in series for _, v in s.points if v is not None]
     if not values:
-        return empty(title, "no data yet")
+        return empty(title, none)
     times = [t for s in series for t, v in s.points if v is not None]
     low = min(0.0, min(values))
     frame = Frame(min(times), max(times), low, nice_top(max(values)), height)

@@ -105,7 +105,7 @@ def _run(run: dict[str, Any]) -> str:
 def _charts(run: dict[str, Any]) -> str:
     t0, samples = run.get("started_epoch", 0.0), run.get("samples") or []
     # a scenario without a job under test has no job values: say so, not "no data yet"
-    no_job = {"none": "no job under test"} if not any("records" in s for s in samples) else {}
+    none = "no data yet" if any("records" in s for s in samples) else "no job under test"
 
     def points(key: str, scale: float = 1.0) -> list[tuple[float, float | None]]:
         return [(t0 + s["t"], _num(s.get(key), scale)) for s in samples]
@@ -121,7 +121,7 @@ def _charts(run: dict[str, Any]) -> str:
             ],
             unit="records/s",
         ),
-        line_chart("Lag", [Series("offsets behind latest", points("lag"), "#d62728")], **no_job),
+        line_chart("Lag", [Series("offsets behind latest", points("lag"), "#d62728")], none=none),
         line_chart(
             "Latency",
             [
@@ -134,7 +134,7 @@ def _charts(run: dict[str, Any]) -> str:
             "End-to-end latency (now − the job's watermark)",
             [Series("watermark lag", points("watermark_lag_s"), "#8c564b")],
             unit="s",
-            **no_job,
+            none=none,
         ),
     ]
     return "".join(charts)

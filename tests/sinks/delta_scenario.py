@@ -64,6 +64,7 @@ class Reader(threading.Thread):
 
 
 def main(spec_file: str, out: str) -> None:
+    from workbench.spark import session
     from workbench.spec import load
     from workbench.warehouse.compaction import compact
     from workbench.warehouse.delta import latest_version
@@ -71,10 +72,14 @@ def main(spec_file: str, out: str) -> None:
 
     spec = load(Path(spec_file))
     path = spec.sinks[0].path
-    first = run(spec)
-    spark = first.spark
+    clock = [("start", time.monotonic())]
+    spark = session(app_name="delta-scenario", conf=spec.session_conf())  # as a job's
+    clock.append(("spark start", time.monotonic()))
+    first = run(spec, spark)
+    clock.append(("first run", time.monotonic()))
     replayed = forget_last_commit(Path(spec.checkpoint))
     second = run(spec, spark)
+    clock.append(("second run", time.monotonic()))
     before = partitions(spark, path)
     version = latest_version(path)
     reader = Reader(spark, path)
@@ -85,6 +90,7 @@ def main(spec_file: str, out: str) -> None:
     ended = time.monotonic()
     reader.stop.set()
     reader.join()
+    clock.append(("compaction", time.monotonic()))
     result = {
         "written": [first.totals.rows_written, second.totals.rows_written],
         "skipped": [first.totals.rows_skipped, second.totals.rows_skipped],
@@ -100,6 +106,7 @@ def main(spec_file: str, out: str) -> None:
             seen for start, end, seen in reader.reads if start < ended and end > began
         ],
         "reads": len(reader.reads),
+        "seconds": {name: round(t - clock[i][1], 1) for i, (name, t) in enumerate(clock[1:])},
     }
     Path(out).write_text(json.dumps(result))
 

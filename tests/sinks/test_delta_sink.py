@@ -30,7 +30,7 @@ def scenario(kafka_broker, tmp_path_factory):
     topic = new_topic(bootstrap, "delta-in")
     # ~2.8 hours of event time: three hour partitions, the newest one still open
     published = publish_events(
-        bootstrap, topic, 1200, rate_per_s=0.12, start=START - timedelta(hours=1)
+        bootstrap, topic, 600, rate_per_s=0.06, start=START - timedelta(hours=1)
     )
     table = tmp / "table"
     spec = surge_spec(
@@ -60,7 +60,8 @@ def counted(rows) -> Counter:
     return Counter(((r[0], r[1], r[2]), (r[3], r[4])) for r in rows)
 
 
-def test_the_table_holds_each_closed_window_once(scenario):
+def test_the_table_holds_each_closed_window_once(scenario, record_property):
+    record_property("figure", f"delta scenario seconds: {scenario['seconds']}")
     assert len(scenario["expected"]) > 100
     assert counted(scenario["rows"]) == scenario["expected"]
     written = scenario["written"][0][scenario["sink"]]

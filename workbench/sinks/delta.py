@@ -10,7 +10,8 @@ With ``compact_every: N`` the job compacts the table's closed hour partitions
 (:func:`workbench.warehouse.compaction.compact`) after every ``N``-th batch, into files of
 ``target_file_size``; ``workbench warehouse compact`` does the same from outside the
 job. Jobs with this sink start their Spark session with Delta Lake
-(:mod:`workbench.warehouse.delta`).
+(:mod:`workbench.warehouse.delta`), appending without per-file column statistics
+(:data:`~workbench.warehouse.delta.APPEND_CONF`); compaction writes them.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ class DeltaConfig(BucketedConfig):
         return value
 
     def session_conf(self) -> dict[str, str]:
-        from workbench.warehouse.delta import session_conf
+        from workbench.warehouse.delta import APPEND_CONF, session_conf
 
-        return session_conf()
+        return session_conf() | APPEND_CONF
 
     def open(self, ctx: SinkContext, index: int) -> DeltaWriter:
         return DeltaWriter(self, ctx)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.exceptions import WarehouseError
-from workbench.warehouse.delta import is_table
+from workbench.warehouse.delta import STATS, is_table
 from workbench.warehouse.layout import Partition, closed, partitions
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ def compact(
     sizes = {
         "spark.databricks.delta.optimize.maxFileSize": str(target_bytes),
         "spark.databricks.delta.optimize.minFileSize": str(target_bytes),
+        STATS: "true",  # the compacted files get their column statistics
     }
     previous = {key: spark.conf.get(key, None) for key in sizes}
     try:

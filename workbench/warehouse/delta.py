@@ -21,6 +21,11 @@ COORDINATE = "io.delta:delta-spark_2.13:4.0.0"
 EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 LOG = "_delta_log"
+#: Column statistics (data skipping) per file: appends of a job skip them (they make each
+#: micro-batch's commit ~3x slower: every later write rebuilds the snapshot with them);
+#: compaction writes them into the compacted files (:mod:`workbench.warehouse.compaction`).
+STATS = "spark.databricks.delta.stats.collect"
+APPEND_CONF = {STATS: "false"}
 
 
 def delta_jars() -> list[Path]:

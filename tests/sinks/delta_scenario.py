@@ -4,8 +4,9 @@ a job, a replayed batch on restart, compaction with a reader running beside it.
 
 ``python delta_scenario.py SPEC.yaml OUT.json``: runs the spec's job to the end of its
 topic, forgets its last committed batch (a crash between the sink's write and Spark's
-commit) and runs it again, then compacts the table's closed partitions while a reader
-thread reads it; writes what each step saw to ``OUT.json``.
+commit) and runs it again, lists its files (``workbench warehouse files``), then
+compacts its closed partitions (``workbench warehouse compact``, both in this process)
+while a reader thread reads it; writes what each step saw to ``OUT.json``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import json
 import sys
 import threading
 import time
-from datetime import timedelta
 from pathlib import Path
 
 
@@ -37,6 +37,25 @@ def forget_last_commit(checkpoint: Path) -> int:
     (commits / str(last)).unlink()
     (commits / f".{last}.crc").unlink(missing_ok=True)
     return last
+
+
+def cli(*args: str) -> str:
+    """``workbench ARGS`` in this process (its session, which has Delta); its stdout."""
+    import contextlib
+    import io
+
+    from workbench.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(list(args)) == 0
+    return out.getvalue()
+
+
+def files(path: str) -> dict[str, int]:
+    return {
+        p["partition"]: p["files"] for p in json.loads(cli("warehouse", "files", path, "--json"))
+    }
 
 
 def run(spec, spark=None):
@@ -66,9 +85,7 @@ class Reader(threading.Thread):
 def main(spec_file: str, out: str) -> None:
     from workbench.spark import session
     from workbench.spec import load
-    from workbench.warehouse.compaction import compact
     from workbench.warehouse.delta import latest_version
-    from workbench.warehouse.layout import partitions
 
     spec = load(Path(spec_file))
     path = spec.sinks[0].path
@@ -80,13 +97,13 @@ def main(spec_file: str, out: str) -> None:
     replayed = forget_last_commit(Path(spec.checkpoint))
     second = run(spec, spark)
     clock.append(("second run", time.monotonic()))
-    before = partitions(spark, path)
+    before = files(path)
     version = latest_version(path)
     reader = Reader(spark, path)
     reader.start()
     reader.first.wait(120)  # one full read done: the next ones overlap the compaction
     began = time.monotonic()
-    done = compact(spark, path, timedelta(hours=1), 128 << 20)
+    compacted = cli("warehouse", "compact", path, "--older-than", "1h", "--target-size", "128MB")
     ended = time.monotonic()
     reader.stop.set()
     reader.join()
@@ -95,9 +112,9 @@ def main(spec_file: str, out: str) -> None:
         "written": [first.totals.rows_written, second.totals.rows_written],
         "skipped": [first.totals.rows_skipped, second.totals.rows_skipped],
         "replayed_batch": replayed,
-        "before": {p.label: p.files for p in before},
-        "compacted": [p.label for p in done.before],
-        "after": {p.label: p.files for p in partitions(spark, path)},
+        "before": before,
+        "compact_out": compacted,
+        "after": files(path),
         "rows": rows(spark.read.format("delta").load(path)),
         "rows_at_version": rows(
             spark.read.format("delta").option("versionAsOf", version).load(path)

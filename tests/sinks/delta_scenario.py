@@ -123,6 +123,10 @@ def main(spec_file: str, out: str) -> None:
             seen for start, end, seen in reader.reads if start < ended and end > began
         ],
         "reads": len(reader.reads),
+        "compacting": {
+            "after": files(spec.sinks[1].path),
+            "rows": rows(spark.read.format("delta").load(spec.sinks[1].path)),
+        },
         "seconds": {name: round(t - clock[i][1], 1) for i, (name, t) in enumerate(clock[1:])},
     }
     Path(out).write_text(json.dumps(result))

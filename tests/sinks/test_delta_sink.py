@@ -37,7 +37,10 @@ def scenario(kafka_broker, tmp_path_factory):
         bootstrap,
         topic,
         tmp,
-        [{"type": "delta", "path": str(table)}],
+        [
+            {"type": "delta", "path": str(table)},
+            {"type": "delta", "path": str(tmp / "compacting"), "compact_every": 1},
+        ],
         stream_options={"max_offsets_per_trigger": 300},
     )
     (tmp / "spec.yaml").write_text(spec.to_yaml())
@@ -84,6 +87,12 @@ def test_compaction_leaves_closed_hours_in_one_file_and_the_newest_alone(scenari
     assert lines[-1].startswith(f"compacted {len(compacted)} closed partitions")
     assert after == {**dict.fromkeys(compacted, 1), newest: before[newest]}
     assert counted(scenario["rows_at_version"]) == scenario["expected"]  # old snapshot too
+
+
+def test_a_sink_compacting_every_batch_ends_as_compacted(scenario):
+    """``compact_every: 1``: the job compacts each hour once the next one has begun."""
+    assert scenario["compacting"]["after"] == scenario["after"]
+    assert counted(scenario["compacting"]["rows"]) == scenario["expected"]
 
 
 def test_a_reader_during_compaction_sees_every_row_once(scenario):

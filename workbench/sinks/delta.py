@@ -65,7 +65,6 @@ class DeltaWriter:
 
         require(ctx.spark, config.describe())
         self.config, self.ctx = config, ctx
-        self.compactions: list[Compaction] = []
 
     def write(self, batch: DataFrame, batch_id: int) -> Written:
         from workbench.warehouse.delta import committed_txn, latest_version
@@ -96,11 +95,8 @@ class DeltaWriter:
         from workbench.warehouse.compaction import compact, parse_size
 
         older = timedelta(milliseconds=to_millis(self.config.compact_older_than))
-        done = compact(
-            self.ctx.spark, self.config.path, older, parse_size(self.config.target_file_size)
-        )
-        self.compactions.append(done)
-        return done
+        size = parse_size(self.config.target_file_size)
+        return compact(self.ctx.spark, self.config.path, older, size)
 
     def close(self) -> None:
         pass

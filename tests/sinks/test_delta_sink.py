@@ -41,7 +41,7 @@ def scenario(kafka_broker, tmp_path_factory):
             {"type": "delta", "path": str(table)},
             {"type": "delta", "path": str(tmp / "compacting"), "compact_every": 1},
         ],
-        stream_options={"max_offsets_per_trigger": 300},
+        stream_options={"max_offsets_per_trigger": 600},
     )
     (tmp / "spec.yaml").write_text(spec.to_yaml())
     out = tmp / "out.json"

@@ -30,6 +30,10 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _files(n: int) -> str:
+    return f"{n:,} file" if n == 1 else f"{n:,} files"
+
+
 def human(size: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
@@ -74,11 +78,11 @@ def cmd_compact(args: argparse.Namespace) -> int:
     after = {p.values: p for p in done.after}
     for p in done.before:
         new = after.get(p.values)
-        result = f"{new.files:,} files ({human(new.bytes)})" if new else "gone"
-        print(f"{p.label}: {p.files:,} files ({human(p.bytes)}) -> {result}")
+        result = f"{_files(new.files)} ({human(new.bytes)})" if new else "gone"
+        print(f"{p.label}: {_files(p.files)} ({human(p.bytes)}) -> {result}")
     files = (sum(p.files for p in done.before), sum(p.files for p in done.after))
     print(
-        f"compacted {len(done.before)} closed partitions: {files[0]:,} -> {files[1]:,} files "
+        f"compacted {len(done.before)} closed partitions: {files[0]:,} -> {_files(files[1])} "
         f"in {done.seconds:.1f}s"
     )
     return 0

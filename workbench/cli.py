@@ -327,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     from workbench import cli_chaos
 
     cli_chaos.add_commands(sub)
+    from workbench import cli_warehouse
+
+    cli_warehouse.add_commands(sub)
     return parser
 
 

@@ -152,6 +152,15 @@ class SinkError(WorkbenchError):
         super().__init__(f"{sink}: {message}")
 
 
+class WarehouseError(WorkbenchError):
+    """A warehouse table a command or the Delta sink cannot work on (not a Delta table,
+    no time partitions, a Spark session started without Delta Lake), and what to do."""
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(f"{path}: {message}")
+
+
 class StreamingPlanError(WorkbenchError):
     """SQL that Spark can analyse but cannot run as a stream (found by starting the
     plan over empty inputs); ``reason`` is Spark's reason, ``hint`` what to do."""

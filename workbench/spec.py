@@ -217,8 +217,11 @@ class DaggerSpec(_Model):
 
     def session_conf(self) -> dict[str, str]:
         """The Spark settings a session made for this job starts with: ``resources``
-        (:mod:`workbench.resources`), then ``spark_conf``."""
-        return {**(self.resources.spark_conf() if self.resources else {}), **self.spark_conf}
+        (:mod:`workbench.resources`), what its sinks need (:meth:`SinkConfig.session_conf`),
+        then ``spark_conf``."""
+        sinks = {k: v for s in self.sinks for k, v in s.session_conf().items()}
+        resources = self.resources.spark_conf() if self.resources else {}
+        return {**resources, **sinks, **self.spark_conf}
 
     def stream(self, table: str) -> StreamSpec:
         for stream in self.streams:

@@ -14,61 +14,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
-
-from workbench.exceptions import SinkError, UnknownNameError
+from workbench.sinks.buckets import BucketedConfig
 from workbench.sinks.generations import Generations
-from workbench.sinks.registry import SINKS, SinkConfig, SinkContext, Written
+from workbench.sinks.registry import SINKS, SinkContext, Written
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import StructType
-
-#: The partition columns this sink derives from ``time_column``.
-BUCKETS = {"dt": "yyyy-MM-dd", "hour": "HH"}
+    from pyspark.sql import DataFrame
 
 
-class ParquetConfig(SinkConfig):
+class ParquetConfig(BucketedConfig):
     type: Literal["parquet"] = "parquet"
-    path: str
-    time_column: str = "window_timestamp"
-    partition_by: list[str] = Field(default_factory=lambda: ["dt", "hour"])
-
-    def describe(self) -> str:
-        return f"parquet {self.path}"
-
-    def check(self, schema: StructType) -> None:
-        from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
-
-        columns = {f.name: f.dataType for f in schema.fields}
-        self.require_column(schema, self.time_column, "time_column", "to bucket by")
-        if not isinstance(columns[self.time_column], TimestampType | TimestampNTZType | DateType):
-            raise SinkError(
-                self.describe(),
-                f"time_column '{self.time_column}' is a "
-                f"{columns[self.time_column].simpleString()}, not a timestamp",
-            )
-        unknown = [p for p in self.partition_by if p not in BUCKETS and p not in columns]
-        if unknown:
-            raise SinkError(
-                self.describe(),
-                f"partition_by names {', '.join(unknown)}, which is neither a query column "
-                f"nor one of {', '.join(BUCKETS)}",
-            )
-
-    def bucketed(self, frame: DataFrame) -> DataFrame:
-        """``frame`` with the dt/hour columns the layout partitions by."""
-        from pyspark.sql import functions as F
-
-        if self.time_column not in frame.columns:
-            raise UnknownNameError("parquet sink time_column", self.time_column, frame.columns)
-        time: Column = F.col(self.time_column)
-        derived = {
-            name: F.date_format(time, fmt)
-            for name, fmt in BUCKETS.items()
-            if name in self.partition_by and name not in frame.columns
-        }
-        return frame.withColumns(derived)
 
     def open(self, ctx: SinkContext, index: int) -> ParquetWriter:
         return ParquetWriter(self, ctx)

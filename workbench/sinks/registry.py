@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from workbench.spec import DaggerSpec, DeadLetterSpec
 
 T = TypeVar("T")
-BUILTIN = ("influx", "kafka", "parquet", "log", "dead_parquet", "dead_kafka")
+BUILTIN = ("influx", "kafka", "parquet", "delta", "log", "dead_parquet", "dead_kafka")
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,11 @@ class SinkConfig(BaseModel):
                 f"the query has no column '{name}' ({key}) {purpose}: select it in the SQL "
                 f"or name another one in '{key}'. Columns: {', '.join(columns)}",
             )
+
+    def session_conf(self) -> dict[str, str]:
+        """Spark settings a session made for a job with this sink must start with (e.g. a
+        table format's jars and SQL extension); none by default."""
+        return {}
 
     def open(self, ctx: SinkContext, index: int) -> SinkWriter:
         """The writer of this sink, the ``index``-th of the job's sinks."""

@@ -56,3 +56,18 @@ def test_the_notebook_raises_the_background_error_then_starts_again(monkeypatch)
     with pytest.raises(SparkStartError, match="OSError: no java. Spark's log: %dagger_logs"):
         wb.spark()
     assert wb._state["start"] is None  # the next wb.spark() starts Spark itself
+
+
+def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, tmp_path):
+    from workbench import jvm_archive
+    from workbench.spark import driver_java_options
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    monkeypatch.delenv(jvm_archive.ENV, raising=False)
+    archive = jvm_archive.path()
+    assert archive.parent == tmp_path / "jvm" and archive.name.startswith("spark-4.")
+    assert "SharedArchiveFile" not in driver_java_options()  # none made yet
+    archive.write_bytes(b"made by setup")
+    assert driver_java_options().endswith(f" -XX:SharedArchiveFile={archive}")
+    monkeypatch.setenv(jvm_archive.ENV, "off")
+    assert "SharedArchiveFile" not in driver_java_options()

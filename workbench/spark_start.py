@@ -4,9 +4,10 @@
 (the JVM, the SparkContext, the session, the UDFs); the CLI prints its :meth:`~StartTimes.line`
 (``spark: started in 4.6s (JVM 1.1s, ...)``) on stderr. :class:`BackgroundStart` runs
 a start in a daemon thread (the notebook kernel begins one as it loads, so Spark is up or
-nearly so when the first ``%%dagger`` asks for it): :meth:`~BackgroundStart.wait` returns
-the session, or raises :class:`~workbench.exceptions.SparkStartError` saying why, and never
-waits longer than its timeout.
+nearly so when the first ``%%dagger`` asks for it), then optional work on the session (the
+kernel's preview warm-up): :meth:`~BackgroundStart.wait` returns the session as soon as it
+is up, or raises :class:`~workbench.exceptions.SparkStartError` saying why, and never waits
+longer than its timeout.
 """
 
 from __future__ import annotations
@@ -53,11 +54,18 @@ class StartTimes:
 
 
 class BackgroundStart:
-    """``start()`` (a function returning a session) run once in a daemon thread."""
+    """``start()`` (a function returning a session) run once in a daemon thread, then
+    ``after(session)`` in the same thread (work that must not delay the session's use)."""
 
-    def __init__(self, start: Callable[[], SparkSession], what: str = "Spark") -> None:
-        self._start, self._what = start, what
+    def __init__(
+        self,
+        start: Callable[[], SparkSession],
+        what: str = "Spark",
+        after: Callable[[SparkSession], None] | None = None,
+    ) -> None:
+        self._start, self._what, self._after = start, what, after
         self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
         self._result: dict[str, Any] = {}
         self.began_at = 0.0
 
@@ -70,9 +78,14 @@ class BackgroundStart:
 
     def _run(self) -> None:
         try:
-            self._result["session"] = self._start()
+            self._result["session"] = session = self._start()
         except BaseException as err:  # noqa: BLE001 - reported to the first caller
             self._result["error"] = err
+            return
+        finally:
+            self._ready.set()
+        if self._after is not None:
+            self._after(session)
 
     @property
     def begun(self) -> bool:
@@ -80,7 +93,13 @@ class BackgroundStart:
 
     @property
     def done(self) -> bool:
-        return self._thread is not None and not self._thread.is_alive()
+        """The start has ended, with a session or an error (``after`` may still run)."""
+        return self._ready.is_set()
+
+    def join(self, timeout_s: float = WAIT_S) -> None:
+        """Wait for the start and for ``after`` to end."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
 
     def wait(self, timeout_s: float = WAIT_S, hint: str = "") -> SparkSession:
         """The session the background start made; raises :class:`SparkStartError` when it
@@ -88,8 +107,7 @@ class BackgroundStart:
         after ``timeout_s``."""
         if self._thread is None:
             raise SparkStartError(f"{self._what} was not started in the background")
-        self._thread.join(timeout_s)
-        if self._thread.is_alive():
+        if not self._ready.wait(timeout_s):
             raise SparkStartError(
                 f"{self._what} has been starting for {time.time() - self.began_at:.0f}s and is "
                 f"not up yet.{hint}"

@@ -59,6 +59,7 @@ _state: dict[str, Any] = {
     "bundled": False,
     "jvm_log": False,
     "start": None,  # the background start of Spark (a BackgroundStart) until first use
+    "started": None,  # its StartTimes, when it started Spark (not found it running)
     "given": {},  # spec keys the last preview was given explicitly (watermark_delay, emit)
 }
 
@@ -73,6 +74,9 @@ def spark() -> SparkSession:
     _log_to_file()
     start = _state["start"]
     if start is not None:
+        from workbench.notebook import warmup
+
+        warmup.stop()  # real work goes first
         try:
             start.wait(hint=_LOG_HINT)
         except SparkStartError:
@@ -84,18 +88,39 @@ def spark() -> SparkSession:
 
 
 def start_spark() -> None:
-    """Start the kernel's Spark session in a background thread now, so it is up (or nearly)
-    when the first cell asks for it; ``$WORKBENCH_SPARK_START=on-use`` leaves it to the
-    first use."""
-    from workbench.spark import session
+    """Start the kernel's Spark session in a background thread now, and warm up the preview
+    path on it, so it is up (or nearly) when the first cell asks for it;
+    ``$WORKBENCH_SPARK_START=on-use`` leaves the start to the first use."""
     from workbench.spark_start import BackgroundStart
 
     if _state["start"] is not None or os.environ.get(START_ENV, "").strip() == "on-use":
         return
     _log_to_file()
-    start = BackgroundStart(lambda: session(app_name=APP_NAME), what="Spark")
+    start = BackgroundStart(_start, what="Spark", after=_warm_up)
     _state["start"] = start
     start.begin()
+
+
+def _warm_up(spark: SparkSession) -> None:
+    """When the background start made ``spark``, the first preview's one-off costs paid now
+    (:mod:`.warmup`; a ``warm-up`` phase of the start's times)."""
+    from workbench.notebook.warmup import warm_up
+    from workbench.spark import last_start
+
+    times = last_start()
+    if times is not None and times is _state["started"]:
+        with times.phase("warm-up"):
+            warm_up(spark)
+
+
+def _start() -> SparkSession:
+    from workbench.spark import last_start, session
+
+    before = last_start()
+    spark = session(app_name=APP_NAME)
+    if last_start() is not before:  # this call started it
+        _state["started"] = last_start()
+    return spark
 
 
 def background_start() -> BackgroundStart | None:

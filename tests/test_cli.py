@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,11 @@ from workbench import paths
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
 SURGE = ROOT / "workbench" / "data" / "daggers" / "surge-pricing.yaml"
+#: The line replay and validate print on stderr once Spark is up.
+SPARK_STARTED = (
+    r"spark: started in \d+\.\ds \(jars \d+\.\ds, JVM \d+\.\ds, SparkContext \d+\.\ds, "
+    r"session \d+\.\ds, UDFs \d+\.\ds\)\n"
+)
 
 
 def test_help_lists_every_command():
@@ -54,6 +60,7 @@ def test_validate_accepts_the_demo_spec():
     proc = workbench("validate", str(SURGE), "--show-sql")
     assert proc.returncode == 0, proc.stderr
     assert "ok: dagger 'surge-pricing'" in proc.stdout
+    assert re.fullmatch(SPARK_STARTED, proc.stderr), proc.stderr  # stdout: the report alone
     assert (
         "output columns: tag_s2id string, tag_vehicle_type string, bookings bigint" in proc.stdout
     )
@@ -68,7 +75,7 @@ def test_spark_output_goes_to_the_cli_log_not_the_terminal(tmp_path):
         capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert quiet.returncode == 0, quiet.stderr
-    assert quiet.stderr == ""  # no JVM start-up lines, no log4j warnings
+    assert re.fullmatch(SPARK_STARTED, quiet.stderr)  # no JVM start-up lines, no log4j warnings
     log = (tmp_path / "logs" / "spark-cli.log").read_text()
     assert "Setting default log level" in log
     loud = subprocess.run(
@@ -148,6 +155,8 @@ def test_replay_reports_unparseable_rows_with_line_numbers(tmp_path):
     rejects = tmp_path / "rejects.jsonl"
     ok = workbench(*args, "--rejects", str(rejects))
     assert ok.returncode == 0, ok.stderr
+    assert re.fullmatch(SPARK_STARTED, ok.stderr), ok.stderr
+    assert "spark: " not in failed.stderr  # the recording failed its checks before Spark
     assert json.loads(out.read_text()) == {"n": 2}
     rejected = [json.loads(line) for line in rejects.read_text().splitlines()]
     assert [(r["line"], r["table"]) for r in rejected] == [(2, "booking"), (4, "booking")]

@@ -79,6 +79,56 @@ def test_jupyter_lists_the_kernel(installed):
     assert "--ext=workbench.notebook" in spec["argv"]
 
 
+BACKGROUND_START = """
+import workbench.notebook as wb, workbench.spark as ws
+start = wb.background_start()
+print(start is not None and start.begun and ws.last_start() is None)
+start.join(240)  # the start, then the preview warm-up
+print(ws.last_start().line())
+from workbench.notebook import warmup
+print(warmup.failures)
+"""
+
+
+def test_the_kernel_starts_spark_before_a_cell_asks(kernel, record_property):
+    """No cell has used Spark yet (this is the kernel's first cell): the start the kernel
+    began as it loaded brings the session up and warms up the preview path; the first
+    %%dagger (next test) uses it."""
+    reply, outputs = execute(kernel, BACKGROUND_START)
+    assert reply["status"] == "ok", outputs
+    printed = "".join(o["text"] for o in outputs if o["output_type"] == "stream")
+    begun, line, failures = printed.split("\n")[:3]
+    assert begun == "True" and line.startswith("spark: started in ") and "warm-up" in line
+    assert failures == "[]"  # the preview warm-up ran through
+    record_property("figure", f"kernel's background {line}")
+
+
+def test_a_kernel_shuts_down_fast_while_spark_starts(installed):
+    """Shut down right after it is ready, Spark's JVM still starting: the kernel exits
+    within Jupyter's grace period (no kill) and the JVM follows it."""
+    import time
+
+    import psutil
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from polling import wait_for
+
+    specs = KernelSpecManager(kernel_dirs=[str(installed / "kernels")])
+    manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
+    manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    client.wait_for_ready(timeout=TIMEOUT)
+    kernel_process = psutil.Process(manager.provisioner.pid)
+    jvm = wait_for(lambda: kernel_process.children(recursive=True), 60, "the JVM's launch")
+    client.stop_channels()
+    started = time.monotonic()
+    manager.shutdown_kernel(now=False)
+    assert time.monotonic() - started < manager.shutdown_wait_time  # it exited, no kill
+    wait_for(lambda: not any(p.is_running() and p.status() != "zombie" for p in jvm), 120,
+             "the JVM to exit")  # fmt: skip
+
+
 def test_magics_in_a_real_kernel(kernel, kafka_broker):
     topic = new_topic(kafka_broker.bootstrap, "kernel", partitions=2)
     sent = publish_events(kafka_broker.bootstrap, topic, 800, seed=41, malformed=0.01)
@@ -96,7 +146,7 @@ def test_magics_in_a_real_kernel(kernel, kafka_broker):
     reply, outputs = execute(kernel, setup)
     assert reply["status"] == "ok", outputs
 
-    reply, outputs = execute(kernel, f"%%dagger\n{SURGE_SQL}")  # Spark starts here
+    reply, outputs = execute(kernel, f"%%dagger\n{SURGE_SQL}")  # Spark is up: the kernel started it
     assert reply["status"] == "ok", outputs
     assert [o for o in outputs if o["output_type"] == "stream"] == []  # no JVM warnings
     result = next(o for o in outputs if o["output_type"] == "execute_result")["data"]

@@ -21,12 +21,26 @@ def _table_arg(value: str) -> tuple[str, str]:
     return name, path
 
 
+def _report_spark_start() -> None:
+    """``spark: started in 4.6s (JVM 1.1s, ...)`` on stderr when Spark has started (stdout
+    keeps only the command's result)."""
+    from workbench.spark import ON_START
+
+    if _print_start not in ON_START:
+        ON_START.append(_print_start)
+
+
+def _print_start(times) -> None:
+    print(times.line(), file=sys.stderr, flush=True)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from workbench import spec as spec_module
     from workbench.replay import check_tables, replay
     from workbench.spark import session
     from workbench.userfiles import read_text, writable
 
+    _report_spark_start()
     if bool(args.table) == bool(args.sample):
         raise WorkbenchError("give recordings (--table NAME=PATH) or samples (--sample FILE)")
     spec = spec_module.load(args.spec) if args.spec else None
@@ -85,6 +99,7 @@ def _check_sample(path: str) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from workbench.validate import validate
 
+    _report_spark_start()
     report = validate(args.spec)
     print(report.render(show_sql=args.show_sql))
     return 0

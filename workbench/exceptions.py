@@ -171,6 +171,11 @@ class StreamingPlanError(WorkbenchError):
         super().__init__(f"The SQL cannot run as a streaming job: {reason}.{tail}")
 
 
+class SparkStartError(WorkbenchError):
+    """Spark did not start (or not in time) where something started it ahead of use: the
+    notebook kernel's start in the background."""
+
+
 class SparkConfError(WorkbenchError):
     """A spec's ``spark_conf`` names settings fixed when the session started (jars,
     memory, master) with values the running session does not have; ``differing`` maps

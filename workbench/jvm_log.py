@@ -18,9 +18,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ENV = "WORKBENCH_SPARK_LOG"
 STDERR = "stderr"
@@ -62,36 +62,20 @@ def current() -> Path | None:
 
 
 @contextlib.contextmanager
-def started() -> Iterator[str]:
-    """Around starting the JVM: its stdout and stderr go to :func:`current` (if set).
-    Yields the log4j level to set once it runs."""
+def started() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Around starting the JVM: yields the log4j level to set once it runs, and the
+    ``Popen`` arguments that send its stdout and stderr to :func:`current` (if set; none
+    otherwise), for :func:`pyspark.java_gateway.launch_gateway`. Only the JVM's output
+    moves: this process's own stdout and stderr stay where they are, so a start in a
+    background thread does not take the output of whatever runs meanwhile."""
     target = current()
     if target is None:
-        yield "ERROR"
+        yield "ERROR", {}
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     _route_pyspark_loggers(target)
-    with _inherited_output(target):
-        yield FILE_LEVEL
-
-
-@contextlib.contextmanager
-def _inherited_output(target: Path) -> Iterator[None]:
-    """File descriptors 1 and 2 point at ``target`` for the duration, so a child process
-    started meanwhile (the JVM) keeps writing there; this process gets its own back."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
     with target.open("ab") as log:
-        saved = [os.dup(fd) for fd in (1, 2)]
-        try:
-            for fd in (1, 2):
-                os.dup2(log.fileno(), fd)
-            yield
-        finally:
-            for fd, copy in zip((1, 2), saved, strict=True):
-                os.dup2(copy, fd)
-                os.close(copy)
+        yield FILE_LEVEL, {"stdout": log, "stderr": log}
 
 
 def _route_pyspark_loggers(target: Path) -> None:

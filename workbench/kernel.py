@@ -2,8 +2,9 @@
 
 The kernel is IPython (``python -m ipykernel_launcher``, with the interpreter that installs
 it) started with ``--ext=workbench.notebook``: the workbench's magics are loaded and Spark
-starts on first use (:func:`workbench.notebook.spark`), with the workbench's jars and UDFs,
-on ``$WORKBENCH_SPARK_MASTER`` (default ``local[2]``). The template is
+starts at once in a background thread (:func:`workbench.notebook.start_spark`; the first
+use waits for it), with the workbench's jars and UDFs, on ``$WORKBENCH_SPARK_MASTER``
+(default ``local[2]``). The template is
 ``kernels/dagger-workbench/`` in the source tree, package data in the wheel
 (:func:`workbench.paths.shipped`); the name is always
 :data:`KERNEL_NAME`, so papermill can run notebooks with ``-k dagger-workbench``.

@@ -8,6 +8,11 @@ Where the JVM's output goes (:mod:`workbench.jvm_log`): by default its stderr (l
 own error loggers, to a file under the workbench home instead. Spark's state stays out of
 the working folder: ``spark.sql.warehouse.dir`` is ``$WORKBENCH_HOME/spark-warehouse`` and
 the empty ``artifacts/`` folder Spark 4.0 leaves in the working folder is removed at exit.
+
+A start is timed by phase (:class:`~workbench.spark_start.StartTimes`: the jars, the JVM,
+the SparkContext, the session, the UDFs; ``workbench replay`` and ``validate`` print
+them), and the driver JVM maps the class archive ``workbench setup`` made
+(:mod:`workbench.jvm_archive`), which makes the JVM's part of a cold start faster.
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ import atexit
 import contextlib
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench import jvm_log
 from workbench.paths import subdir
+from workbench.spark_start import StartTimes
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,6 +54,10 @@ DEFAULT_CONF: dict[str, str] = {
 ARTIFACTS = "artifacts"
 _MADE_HERE: list[Path] = []
 LOG4J = Path(__file__).resolve().parent / "data" / "log4j2.properties"
+#: Called with the phase times of each Spark start (the CLI prints them).
+ON_START: list[Callable[[StartTimes], None]] = []
+_LOCK = threading.RLock()
+_MADE: dict[str, Any] = {}  # the session this process started, and its start's times
 
 
 def jar_provider(spec: str) -> Callable[[], list[Path]]:
@@ -57,6 +69,15 @@ def jars() -> list[str]:
     return [str(path) for spec in JAR_PROVIDERS for path in jar_provider(spec)()]
 
 
+def driver_java_options() -> str:
+    """The driver JVM's options: UTC, the log4j configuration and the class archive
+    (:mod:`workbench.jvm_archive`) when there is one."""
+    from workbench.jvm_archive import java_options
+
+    base = f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J}"
+    return f"{base} {java_options()}".strip()
+
+
 def session(
     master: str | None = None,
     app_name: str = "dagger-workbench",
@@ -64,37 +85,88 @@ def session(
 ) -> SparkSession:
     """The active session, or a new one with the workbench's jars and UDFs.
 
-    ``master`` defaults to ``$WORKBENCH_SPARK_MASTER`` or ``local[2]``.
+    ``master`` defaults to ``$WORKBENCH_SPARK_MASTER`` or ``local[2]``. One start at a time:
+    a call while another thread starts Spark waits for it and gets that session. Each
+    start's phase times are kept (:func:`last_start`) and given to :data:`ON_START`'s
+    functions.
     """
     from pyspark.sql import SparkSession
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
+    with _LOCK:
+        active = SparkSession.getActiveSession() or _running(_MADE.get("session"))
+        if active is not None:
+            return active
+        return _start(master, app_name, conf)
+
+
+def _start(master: str | None, app_name: str, conf: Mapping[str, str] | None) -> SparkSession:
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers use this interpreter
-    builder = SparkSession.builder.appName(app_name).master(
-        master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]")
-    )
-    settings = {
-        **DEFAULT_CONF,
-        "spark.jars": ",".join(jars()),
-        "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J}",
-        **(conf or {}),
-    }
-    settings.setdefault("spark.sql.warehouse.dir", str(subdir("spark-warehouse")))
-    for key, value in settings.items():
-        builder = builder.config(key, value)
+    times = StartTimes()
+    with times.phase("jars"):
+        settings = {
+            **DEFAULT_CONF,
+            "spark.app.name": app_name,
+            "spark.master": master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"),
+            "spark.jars": ",".join(jars()),
+            "spark.driver.extraJavaOptions": driver_java_options(),
+            **(conf or {}),
+        }
+        settings.setdefault("spark.sql.warehouse.dir", str(subdir("spark-warehouse")))
     artifacts = Path.cwd() / ARTIFACTS
     if not artifacts.exists():  # Spark makes it when the session state is first used
         _MADE_HERE.append(artifacts)
         atexit.register(shutdown)
-    with jvm_log.started() as level:
+    with jvm_log.started() as (level, output), times.phase("JVM"):
+        _launch_jvm(settings, output)
+    with times.phase("SparkContext"):
+        SparkContext.getOrCreate(SparkConf().setAll(list(settings.items())))
+    with times.phase("session"):
+        builder = SparkSession.builder
+        for key, value in settings.items():
+            builder = builder.config(key, value)
         spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("WORKBENCH_SPARK_LOG_LEVEL", level))
-    from workbench.udfs import UDFS
+        spark.sparkContext.setLogLevel(os.environ.get("WORKBENCH_SPARK_LOG_LEVEL", level))
+    with times.phase("UDFs"):
+        from workbench.udfs import UDFS
 
-    UDFS.register_all(spark)
+        UDFS.register_all(spark)
+    times.ready_at = time.time()
+    _MADE.update(session=spark, times=times)
+    for announce in ON_START:
+        announce(times)
     return spark
+
+
+def _launch_jvm(settings: Mapping[str, str], output: Mapping[str, object]) -> None:
+    """Start the driver JVM (``spark-submit`` with ``settings``) as PySpark would, but with
+    its stdout and stderr where :mod:`workbench.jvm_log` says; nothing when a JVM is up."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with SparkContext._lock:
+        if SparkContext._gateway is not None:
+            return
+        conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+        gateway = launch_gateway(conf, popen_kwargs=dict(output))
+        SparkContext._gateway = gateway
+        SparkContext._jvm = gateway.jvm
+
+
+def _running(spark: SparkSession | None) -> SparkSession | None:
+    """``spark`` if its SparkContext is still the running one (not stopped)."""
+    from pyspark import SparkContext
+
+    if spark is None or SparkContext._active_spark_context is not spark.sparkContext:
+        return None
+    return spark
+
+
+def last_start() -> StartTimes | None:
+    """The phase times of the last Spark start of this process (None: none yet)."""
+    return _MADE.get("times")
 
 
 def new_session(spark: SparkSession) -> SparkSession:

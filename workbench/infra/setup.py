@@ -14,6 +14,7 @@ def _step(label: str, action: Callable[[], object]) -> None:
 
 
 def prepare() -> None:
+    from workbench import jvm_archive
     from workbench.atlas.assets import fetch_assets
     from workbench.atlas.geography import prepare as map_geography
     from workbench.atlas.shared import voila_static_root
@@ -29,3 +30,4 @@ def prepare() -> None:
     _step("map assets (deck.gl bundle, basemap css from npm)", fetch_assets)
     _step("map geography (coastlines and city names from npm, clipped)", map_geography)
     _step("dashboard static files (deck.gl for Voila)", voila_static_root)
+    _step("Spark JVM class archive (faster Spark starts)", jvm_archive.build)

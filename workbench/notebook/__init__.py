@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.exceptions import UnknownNameError
+from workbench.exceptions import SparkStartError, UnknownNameError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,9 +40,13 @@ if TYPE_CHECKING:
     from workbench.preview import Preview
     from workbench.sampling import Sample
     from workbench.schemas.registry import FieldInfo
+    from workbench.spark_start import BackgroundStart
     from workbench.spec import DaggerSpec, StreamSpec
 
 BOOTSTRAP_ENV = "WORKBENCH_BOOTSTRAP_SERVERS"
+#: ``background`` (default): the kernel starts Spark as it loads; ``on-use``: at first use.
+START_ENV = "WORKBENCH_SPARK_START"
+APP_NAME = "dagger-workbench-notebook"
 DEFAULT_LAST = 1000
 
 #: The current sample of each table: what previews and ``%%dagger`` run over.
@@ -54,21 +58,86 @@ _state: dict[str, Any] = {
     "preview": None,
     "bundled": False,
     "jvm_log": False,
+    "start": None,  # the background start of Spark (a BackgroundStart) until first use
+    "started": None,  # its StartTimes, when it started Spark (not found it running)
     "given": {},  # spec keys the last preview was given explicitly (watermark_delay, emit)
 }
 
 
 def spark() -> SparkSession:
-    """The kernel's Spark session, started on first use (jars, UDFs, ``local[2]`` unless
-    ``$WORKBENCH_SPARK_MASTER`` says otherwise), its JVM logging to :func:`spark_log`'s
-    file rather than into the cells."""
-    from workbench import jvm_log
+    """The kernel's Spark session (jars, UDFs, ``local[2]`` unless ``$WORKBENCH_SPARK_MASTER``
+    says otherwise), its JVM logging to :func:`spark_log`'s file rather than into the cells.
+    The kernel starts it in the background as it loads (:func:`start_spark`): this waits for
+    that start, and raises its error, if any, once (the next call starts Spark again)."""
     from workbench.spark import session
+
+    _log_to_file()
+    start = _state["start"]
+    if start is not None:
+        from workbench.notebook import warmup
+
+        warmup.stop()  # real work goes first
+        try:
+            start.wait(hint=_LOG_HINT)
+        except SparkStartError:
+            if start.done:  # failed: the next call starts Spark in the foreground
+                _state["start"] = None
+            raise
+        _state["start"] = None
+    return session(app_name=APP_NAME)
+
+
+def start_spark() -> None:
+    """Start the kernel's Spark session in a background thread now, and warm up the preview
+    path on it, so it is up (or nearly) when the first cell asks for it;
+    ``$WORKBENCH_SPARK_START=on-use`` leaves the start to the first use."""
+    from workbench.spark_start import BackgroundStart
+
+    if _state["start"] is not None or os.environ.get(START_ENV, "").strip() == "on-use":
+        return
+    _log_to_file()
+    start = BackgroundStart(_start, what="Spark", after=_warm_up)
+    _state["start"] = start
+    start.begin()
+
+
+def _warm_up(spark: SparkSession) -> None:
+    """When the background start made ``spark``, the first preview's one-off costs paid now
+    (:mod:`.warmup`; a ``warm-up`` phase of the start's times)."""
+    from workbench.notebook.warmup import warm_up
+    from workbench.spark import last_start
+
+    times = last_start()
+    if times is not None and times is _state["started"]:
+        with times.phase("warm-up"):
+            warm_up(spark)
+
+
+def _start() -> SparkSession:
+    from workbench.spark import last_start, session
+
+    before = last_start()
+    spark = session(app_name=APP_NAME)
+    if last_start() is not before:  # this call started it
+        _state["started"] = last_start()
+    return spark
+
+
+def background_start() -> BackgroundStart | None:
+    """The kernel's start of Spark in the background, until the first use takes its session
+    (then None)."""
+    return _state["start"]
+
+
+def _log_to_file() -> None:
+    from workbench import jvm_log
 
     if not _state["jvm_log"]:
         _state["jvm_log"] = True
         jvm_log.to_file()
-    return session(app_name="dagger-workbench-notebook")
+
+
+_LOG_HINT = " Spark's log: %dagger_logs (or wb.spark_log())."
 
 
 @dataclass(frozen=True)
@@ -343,16 +412,15 @@ def promote(
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext workbench.notebook``: the ``%%dagger`` magics, clean workbench errors and
-    the Spark JVM's output in a log file (:func:`spark_log`) rather than in the cells."""
-    from workbench import jvm_log
+    """``%load_ext workbench.notebook``: the ``%%dagger`` magics, clean workbench errors,
+    the Spark JVM's output in a log file (:func:`spark_log`) rather than in the cells, and
+    Spark starting in the background (:func:`start_spark`)."""
     from workbench.notebook.magics import register
 
-    if not _state["jvm_log"]:
-        _state["jvm_log"] = True
-        jvm_log.to_file()
+    _log_to_file()
     register(ipython)
     ipython.observe(_on_exit, names="exit_now")
+    start_spark()
 
 
 def _on_exit(change: dict[str, Any]) -> None:

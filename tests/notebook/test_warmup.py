@@ -23,3 +23,20 @@ def test_a_warm_up_gives_way_to_real_work(spark):
     assert not running.is_alive() and warmup.failures == []
     warmup.warm_up(spark)  # stopped: no more warm-ups in this process
     assert not warmup._running
+
+
+def test_a_notebook_being_promoted_is_not_warmed_up(monkeypatch):
+    import workbench.notebook as wb
+    from workbench import spark as spark_module
+    from workbench.notebook import promoting
+    from workbench.spark_start import StartTimes
+
+    times, calls = StartTimes(), []
+    monkeypatch.setattr(spark_module, "last_start", lambda: times)
+    monkeypatch.setitem(wb._state, "started", times)  # the background start made Spark
+    monkeypatch.setattr(warmup, "warm_up", calls.append)
+    wb._warm_up("session")
+    assert calls == ["session"]
+    monkeypatch.setenv(promoting.ENV, "/tmp/promote-record")
+    wb._warm_up("session")
+    assert calls == ["session"]

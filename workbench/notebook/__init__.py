@@ -103,10 +103,14 @@ def start_spark() -> None:
 
 def _warm_up(spark: SparkSession) -> None:
     """When the background start made ``spark``, the first preview's one-off costs paid now
-    (:mod:`.warmup`; a ``warm-up`` phase of the start's times)."""
+    (:mod:`.warmup`; a ``warm-up`` phase of the start's times). Not in a notebook being
+    promoted: papermill runs its cells at once, and the warm-up would only compete."""
+    from workbench.notebook import promoting
     from workbench.notebook.warmup import warm_up
     from workbench.spark import last_start
 
+    if os.environ.get(promoting.ENV):
+        return
     times = last_start()
     if times is not None and times is _state["started"]:
         with times.phase("warm-up"):

@@ -3,6 +3,7 @@
 Dagger (the Flink system our users migrate from) declared a stream's table from its proto
 descriptor and config; Flink SQL says the same in DDL. :func:`script` writes, in order:
 
+* ``SET`` for any Flink option the benchmark is given (``--flink-conf``);
 * ``CREATE TEMPORARY FUNCTION`` for the spec's UDFs (S2Id, DistinctCount: Java classes in
   ``benchmarks/flink/java``), as Dagger registered its UDFs;
 * the stream's table: every field of the message (:func:`columns`, derived from the
@@ -138,8 +139,14 @@ def java_class(descriptor: Descriptor) -> str:
     return f"{package}.{descriptor.name}"
 
 
-def script(spec: Mapping[str, Any], descriptor: Descriptor, out: str) -> str:
-    """The whole Flink SQL script of the spec (one stream) writing CSV into ``out``."""
+def script(
+    spec: Mapping[str, Any],
+    descriptor: Descriptor,
+    out: str,
+    settings: Mapping[str, str] | None = None,
+) -> str:
+    """The whole Flink SQL script of the spec (one stream) writing CSV into ``out``, after a
+    ``SET`` for each of ``settings`` (Flink options, e.g. ``execution.checkpointing.interval``)."""
     stream = spec["streams"][0]
     delay = seconds(spec.get("watermark_delay", "0s"))
     table = source_table(stream["table"], descriptor, stream, delay, java_class(descriptor))
@@ -148,4 +155,5 @@ def script(spec: Mapping[str, Any], descriptor: Descriptor, out: str) -> str:
         for name, cls in FUNCTIONS.items()
     ]
     insert = f"INSERT INTO `surge_out`\n{adapt(spec['sql'])}"
-    return ";\n".join([*functions, table, sink_table(out), insert]) + ";\n"
+    sets = [f"SET '{key}' = '{value}'" for key, value in (settings or {}).items()]
+    return ";\n".join([*sets, *functions, table, sink_table(out), insert]) + ";\n"

@@ -50,7 +50,7 @@ and where it decodes; and where (a)'s time goes, stage by stage.
 
     .venv/bin/python benchmarks/streaming_throughput.py [--events 2000000] [--repeat 3]
         [--max-offsets 500000] [--python pandas,row,dict] [--only engine,jvm,flink,read]
-        [--conf spark.sql.shuffle.partitions=2 ...]
+        [--conf spark.sql.shuffle.partitions=2 ...] [--flink-conf KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ class Bench:
     max_offsets: int
     root: Path
     flink: FlinkCluster | None = None
+    flink_conf: tuple[tuple[str, str], ...] = ()  # SET in its script (--flink-conf)
 
     def raw(self) -> DataFrame:
         return hand.kafka(self.spark, self.bootstrap, self.topic, self.max_offsets)
@@ -260,13 +261,16 @@ def flink(bench: Bench, name: str) -> Run:
     folder = bench.fresh(name)
     descriptor = default_registry().descriptor(hand.MESSAGE)
     script = folder / "surge.sql"
-    script.write_text(flink_sql.script(surge_spec(bench), descriptor, str(folder / "out")))
+    settings = dict(bench.flink_conf)
+    text = flink_sql.script(surge_spec(bench), descriptor, str(folder / "out"), settings)
+    script.write_text(text)
     start = time.perf_counter()
     timing = bench.flink.run(script)
     seconds = time.perf_counter() - start
     rows = read_rows(folder / "out")
+    files = sum(1 for p in (folder / "out").rglob("part-*"))
     shutil.rmtree(folder, ignore_errors=True)
-    detail = f"(submit {timing.submit:.1f} s, job {timing.net_runtime:.1f} s)"
+    detail = f"(submit {timing.submit:.1f} s, job {timing.net_runtime:.1f} s, {files} files)"
     return Run(name, seconds, {}, events=bench.events, rows=rows, detail=detail)
 
 
@@ -555,6 +559,10 @@ def variant_names(args: argparse.Namespace) -> list[str]:
     return [n for n in VARIANTS if n not in PYTHON or PYTHON[n] in forms]
 
 
+def partition(setting: str) -> tuple[str, str, str]:
+    return setting.partition("=")
+
+
 def start_flink(stack: contextlib.ExitStack, root: Path) -> FlinkCluster:
     """The Flink JVM and its MiniCluster (2 slots), started till ``stack`` closes."""
     log = Path(tempfile.gettempdir()) / f"{root.name}-flink.log"
@@ -585,7 +593,9 @@ def run(args: argparse.Namespace) -> bool:
                 args.max_offsets, root,
             )  # fmt: skip
             if "flink" in names:
-                bench = replace(bench, flink=start_flink(stack, root))
+                conf_pairs = tuple((k, v) for k, _, v in map(partition, args.flink_conf))
+                bench = replace(bench, flink=start_flink(stack, root), flink_conf=conf_pairs)
+                print(f"  Flink options: {dict(conf_pairs) or 'defaults'}")
             warm = replace(bench, topic=warmup, events=args.warmup_events)
             print(
                 f"Spark {spark.version} on {spark.sparkContext.master}, shuffle partitions "
@@ -620,6 +630,10 @@ def main() -> None:
     parser.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
+    parser.add_argument(
+        "--flink-conf", action="append", default=[], metavar="KEY=VALUE",
+        help="a Flink option SET in the Flink script (e.g. execution.checkpointing.interval=3s)",
+    )  # fmt: skip
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the broker on the way out
     sys.exit(0 if run(args) else 1)

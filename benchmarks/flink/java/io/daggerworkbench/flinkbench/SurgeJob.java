@@ -11,6 +11,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
@@ -31,7 +33,8 @@ import org.apache.flink.table.api.config.TableConfigOptions;
  * <p>{@code java SurgeJob SLOTS} starts a MiniCluster of one TaskManager with {@code SLOTS}
  * slots and prints {@code @flinkbench ready MINICLUSTER_MS JVM_UPTIME_MS}. Then each line
  * {@code run SCRIPT} on standard input runs the statements of the file {@code SCRIPT} (separated
- * by a {@code ;} at the end of a line) in a new streaming TableEnvironment submitting to that
+ * by a {@code ;} at the end of a line; {@code SET 'key' = 'value'} ones configure the
+ * environment, as in Flink's SQL client) in a new streaming TableEnvironment submitting to that
  * cluster with parallelism {@code SLOTS}, waits for every job they start to end, and prints
  * {@code @flinkbench done TOTAL_MS SUBMIT_MS NET_RUNTIME_MS}: wall clock from the new
  * environment to the last job's end, the part up to the job's submission (DDL, planning, code
@@ -40,6 +43,9 @@ import org.apache.flink.table.api.config.TableConfigOptions;
  */
 public final class SurgeJob {
     private static final String TAG = "@flinkbench ";
+    /** {@code SET 'key' = 'value'}: an option of the environment the script runs in. */
+    private static final Pattern SET =
+            Pattern.compile("(?is)SET\\s+'([^']+)'\\s*=\\s*'([^']*)'");
 
     private SurgeJob() {}
 
@@ -77,10 +83,22 @@ public final class SurgeJob {
     private static String run(Path script, URI rest, int slots) {
         try {
             long start = System.nanoTime();
-            TableEnvironment env = TableEnvironment.create(settings(rest, slots));
+            List<String> statements = statements(Files.readString(script));
+            Configuration conf = configuration(rest, slots);
+            for (String statement : statements) {
+                Matcher set = SET.matcher(statement);
+                if (set.matches()) {
+                    conf.setString(set.group(1), set.group(2));
+                }
+            }
+            TableEnvironment env = TableEnvironment.create(
+                    EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
             long submitted = 0;
             long netRuntime = 0;
-            for (String statement : statements(Files.readString(script))) {
+            for (String statement : statements) {
+                if (SET.matcher(statement).matches()) {
+                    continue;
+                }
                 TableResult result = env.executeSql(statement);
                 Optional<JobClient> job = result.getJobClient();
                 if (job.isPresent()) {
@@ -101,14 +119,14 @@ public final class SurgeJob {
         }
     }
 
-    private static EnvironmentSettings settings(URI rest, int slots) {
+    private static Configuration configuration(URI rest, int slots) {
         Configuration conf = new Configuration();
         conf.set(DeploymentOptions.TARGET, "remote");
         conf.set(RestOptions.ADDRESS, rest.getHost());
         conf.set(RestOptions.PORT, rest.getPort());
         conf.set(CoreOptions.DEFAULT_PARALLELISM, slots);
         conf.set(TableConfigOptions.LOCAL_TIME_ZONE, "UTC");
-        return EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build();
+        return conf;
     }
 
     /** The statements of a script: text up to each {@code ;} that ends a line, comments out. */

@@ -12,6 +12,7 @@ Trigger.AvailableNow, the same maxOffsetsPerTrigger and the same shuffle partiti
   (b") python-dict  row udfs decoding through MessageToDict, as tutorials do (``--python dict``)
   (c)  jvm          Kafka → the JVM decoder UDF → dagger_s2id → window → Parquet, by hand
   (F)  flink        the same dagger as Flink SQL on Flink's local MiniCluster (see below)
+  (F') flink-cp     the same, checkpointing every 3 s (Spark checkpoints every micro-batch)
 
 and, to split (a)'s time, passes over the same topic, each alone:
 
@@ -35,11 +36,12 @@ same 2 cores as ``local[2]``. Its time is counted as a Spark variant's is: the J
 MiniCluster are started once before the runs and not counted (as the SparkSession is not;
 their start is printed), and a run's time is wall clock from handing the script to the warm
 JVM (a new TableEnvironment, DDL, planning, code generation, job submission) to the end of the
-job, its files committed. Flink does not checkpoint here (a bounded job), where Spark commits
-offsets and state every micro-batch; at the end of input Flink's watermark jumps to +inf and it
-also closes the last windows, which Spark (AvailableNow) keeps open past its final watermark:
-Flink's rows up to (a)'s last window must equal (a)'s exactly (window end, S2 cell, vehicle
-type, bookings, customers; the start is the end − 60 s in both), else the exit status is 1.
+job, its files committed. (F) does not checkpoint (a bounded job), where Spark commits
+offsets and state every micro-batch (~3 s apart here); (F') checkpoints every 3 s into the
+run's folder. At the end of input Flink's watermark jumps to +inf and it also closes the last
+window, which Spark (AvailableNow) keeps open past its final watermark: Flink's rows up to
+(a)'s last window must equal (a)'s exactly (window end, S2 cell, vehicle type, bookings,
+customers; the start is the end − 60 s in both), else the exit status is 1.
 
 It prints the preload; a table of variant, best seconds, events/s and the ratios against (b)
 (the fastest Python form) and (c), with the issue's targets, and (a)/Flink, (a)/(c),
@@ -64,6 +66,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -253,15 +256,23 @@ def aggregate(bench: Bench, folder: Path) -> list[StreamingQuery]:
     return to_noop(jvm_surge(bench), folder)
 
 
-def flink(bench: Bench, name: str) -> Run:
-    """(F): the surge spec as a Flink SQL script, run on the bench's warm MiniCluster JVM."""
+def flink(checkpoint_every: str = "") -> Measure:
+    """(F): the surge spec as a Flink SQL script, run on the bench's warm MiniCluster JVM;
+    with ``checkpoint_every``, checkpointing at that interval into the run's folder."""
+    return lambda bench, name: measure_flink(bench, name, checkpoint_every)
+
+
+def measure_flink(bench: Bench, name: str, checkpoint_every: str) -> Run:
     from workbench.schemas.registry import default_registry
 
-    assert bench.flink is not None, "the Flink JVM starts in run() when 'flink' is asked for"
+    assert bench.flink is not None, "the Flink JVM starts in run() when Flink is asked for"
     folder = bench.fresh(name)
     descriptor = default_registry().descriptor(hand.MESSAGE)
     script = folder / "surge.sql"
     settings = dict(bench.flink_conf)
+    if checkpoint_every:
+        settings["execution.checkpointing.interval"] = checkpoint_every
+        settings["execution.checkpointing.dir"] = (folder / "checkpoints").as_uri()
     text = flink_sql.script(surge_spec(bench), descriptor, str(folder / "out"), settings)
     script.write_text(text)
     start = time.perf_counter()
@@ -289,7 +300,8 @@ VARIANTS: dict[str, tuple[str, Measure, bool]] = {
     "python-row": ("(b') PySpark: row udf, s2sphere", spark(python("row")), False),
     "python-dict": ('(b") PySpark: udf, MessageToDict', spark(python("dict")), False),
     "jvm": ("(c)  by hand: JVM decoder, S2Id", spark(jvm), True),
-    "flink": ("(F)  Flink 2.2 SQL, MiniCluster 2 slots", flink, True),
+    "flink": ("(F)  Flink 2.2 SQL, MiniCluster 2 slots", flink(), True),
+    "flink-cp": ("(F') the same, checkpoints every 3 s", flink("3s"), True),
     "read": ("     pass: Kafka read → noop", spark(read), True),
     "decode": ("     pass: + JVM decode → noop", spark(decode), True),
     "aggregate": ("     pass: (c) into noop, no Parquet", spark(aggregate), True),
@@ -297,6 +309,7 @@ VARIANTS: dict[str, tuple[str, Measure, bool]] = {
 }
 #: the variant whose rows Flink's must equal exactly
 EXACT = "engine"
+FLINK = ("flink", "flink-cp")
 PYTHON = {"python": "pandas", "python-row": "row", "python-dict": "dict"}
 
 
@@ -415,7 +428,7 @@ def print_table(runs: dict[str, list[Run]]) -> None:
     if a and r:
         _target("(a) >= 0.6x read", a.rate / r.rate, TARGET_VS_READ)
     if a:
-        pairs = (("Flink", f), ("(c)", c), ("read", r))
+        pairs = (("Flink", f), ("Flink-cp", best(runs, "flink-cp")), ("(c)", c), ("read", r))
         ratios = "  ".join(f"(a)/{label} {a.rate / o.rate:.2f}x" for label, o in pairs if o)
         print(f"ratios of the best runs' events/s: {ratios}")
 
@@ -445,7 +458,7 @@ def print_results(runs: dict[str, list[Run]]) -> bool:
 def print_flink_check(runs: dict[str, list[Run]]) -> bool:
     """Print whether every Flink run's rows equal (a)'s exactly; whether they all do."""
     reference = next((r for r in runs.get(EXACT, []) if r.rows is not None), None)
-    flink_runs = [r for r in runs.get("flink", []) if r.rows is not None]
+    flink_runs = [r for name in FLINK for r in runs.get(name, []) if r.rows is not None]
     if not flink_runs:
         return True
     if reference is None or not reference.rows:
@@ -457,15 +470,15 @@ def print_flink_check(runs: dict[str, list[Run]]) -> bool:
         f"{datetime.fromtimestamp(last / 1000, UTC):%Y-%m-%d %H:%M:%S}, equal to (a)'s "
         f"{len(reference.rows):,} rows (window end, S2 cell, vehicle, bookings, customers):"
     )
-    same = True
-    for i, run in enumerate(flink_runs):
+    same, expected = True, Counter(reference.rows)
+    for run in flink_runs:
         assert run.rows is not None
         closed = [row for row in run.rows if row[0] <= last]
         later = sorted({row[0] for row in run.rows if row[0] > last})
-        equal = closed == reference.rows
+        equal = Counter(closed) == expected
         same &= equal
         print(
-            f"  flink run {i + 1}: {len(closed):,} rows {'equal' if equal else 'DIFFERENT'}; "
+            f"  {run.variant:<8} run: {len(closed):,} rows {'equal' if equal else 'DIFFERENT'}; "
             f"+{len(run.rows) - len(closed):,} rows of {len(later)} window(s) Flink closes at "
             "the end of input and Spark keeps open"
         )
@@ -592,7 +605,7 @@ def run(args: argparse.Namespace) -> bool:
                 spark, default_registry(), broker.bootstrap, topic, args.events,
                 args.max_offsets, root,
             )  # fmt: skip
-            if "flink" in names:
+            if set(FLINK) & set(names):
                 conf_pairs = tuple((k, v) for k, _, v in map(partition, args.flink_conf))
                 bench = replace(bench, flink=start_flink(stack, root), flink_conf=conf_pairs)
                 print(f"  Flink options: {dict(conf_pairs) or 'defaults'}")

@@ -377,7 +377,7 @@ def exact_rows(spark: SparkSession, path: Path) -> list[Row]:
         F.col("bookings").cast("long"),
         F.col("unique_customers").cast("long"),
     )
-    return sorted((tuple(r) for r in out.collect()), key=repr)  # type: ignore[misc]
+    return sorted((tuple(r) for r in out.collect()), key=repr)
 
 
 def run_all(bench: Bench, warm: Bench, names: list[str], repeat: int) -> dict[str, list[Run]]:

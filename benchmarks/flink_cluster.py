@@ -98,6 +98,13 @@ class FlinkCluster:
         total, submit, net = (int(w) / 1000 for w in self._answer("done"))
         return Timing(total, submit, net)
 
+    def gc(self) -> None:
+        """A full GC in the Flink JVM, so no garbage of a run before is collected in the next."""
+        assert self._proc is not None and self._proc.stdin is not None, "use it in a with block"
+        self._proc.stdin.write("gc\n")
+        self._proc.stdin.flush()
+        self._answer("gc")
+
     def _answer(self, expected: str) -> list[str]:
         """The words after ``expected`` in SurgeJob's next answer line."""
         assert self._proc is not None and self._proc.stdout is not None

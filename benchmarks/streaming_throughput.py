@@ -275,6 +275,7 @@ def measure_flink(bench: Bench, name: str, checkpoint_every: str) -> Run:
         settings["execution.checkpointing.dir"] = (folder / "checkpoints").as_uri()
     text = flink_sql.script(surge_spec(bench), descriptor, str(folder / "out"), settings)
     script.write_text(text)
+    bench.flink.gc()  # as measure_spark does in the Spark JVM
     start = time.perf_counter()
     timing = bench.flink.run(script)
     seconds = time.perf_counter() - start

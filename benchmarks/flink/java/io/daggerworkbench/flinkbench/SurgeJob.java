@@ -39,7 +39,8 @@ import org.apache.flink.table.api.config.TableConfigOptions;
  * {@code @flinkbench done TOTAL_MS SUBMIT_MS NET_RUNTIME_MS}: wall clock from the new
  * environment to the last job's end, the part up to the job's submission (DDL, planning, code
  * generation, submission), and the job's own runtime as the cluster counts it. A failure prints
- * {@code @flinkbench error MESSAGE} and the loop goes on. End of input stops the cluster.
+ * {@code @flinkbench error MESSAGE} and the loop goes on. {@code gc} collects the garbage of
+ * the runs before (answering {@code @flinkbench gc}). End of input stops the cluster.
  */
 public final class SurgeJob {
     private static final String TAG = "@flinkbench ";
@@ -64,6 +65,9 @@ public final class SurgeJob {
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 if (line.startsWith("run ")) {
                     out.println(TAG + run(Path.of(line.substring(4).trim()), rest, slots));
+                } else if (line.equals("gc")) {
+                    System.gc();
+                    out.println(TAG + "gc");
                 }
             }
         }

@@ -11,6 +11,8 @@ Trigger.AvailableNow, the same maxOffsetsPerTrigger and the same shuffle partiti
   (b') python-row   the same with plain row-at-a-time udfs
   (b") python-dict  row udfs decoding through MessageToDict, as tutorials do (``--python dict``)
   (c)  jvm          Kafka → the JVM decoder UDF → dagger_s2id → window → Parquet, by hand
+  (F)  flink        the same dagger as Flink SQL on Flink's local MiniCluster (see below)
+  (F') flink-cp     the same, checkpointing every 3 s (Spark checkpoints every micro-batch)
 
 and, to split (a)'s time, passes over the same topic, each alone:
 
@@ -24,20 +26,39 @@ consumers). Then the JVM variants run ``--repeat`` times, interleaved, and the P
 once; the best run counts. A variant's time is wall clock from building its queries to the
 end of the last one; events/s is the topic's size over that.
 
+The Flink anchor (F) is what users migrating from Dagger know: Flink 2.2 SQL, the spec's SQL
+unchanged (``flink_sql.py`` says what Flink needs around it: the table's DDL with ``rowtime``
+and its watermark, the UDFs S2Id and DistinctCount in Java), Flink's Kafka connector (from the
+earliest offsets, bounded at the latest) and its protobuf format (the Java class protoc makes
+from booking.proto; malformed records skipped), into a CSV file sink. It runs in a second JVM
+(``flink_cluster.py``) on a MiniCluster of one TaskManager with 2 slots, parallelism 2: the
+same 2 cores as ``local[2]``. Its time is counted as a Spark variant's is: the JVM and the
+MiniCluster are started once before the runs and not counted (as the SparkSession is not;
+their start is printed), and a run's time is wall clock from handing the script to the warm
+JVM (a new TableEnvironment, DDL, planning, code generation, job submission) to the end of the
+job, its files committed. (F) does not checkpoint (a bounded job), where Spark commits
+offsets and state every micro-batch (~3 s apart here); (F') checkpoints every 3 s into the
+run's folder. At the end of input Flink's watermark jumps to +inf and it also closes the last
+window, which Spark (AvailableNow) keeps open past its final watermark: Flink's rows up to
+(a)'s last window must equal (a)'s exactly (window end, S2 cell, vehicle type, bookings,
+customers; the start is the end − 60 s in both), else the exit status is 1.
+
 It prints the preload; a table of variant, best seconds, events/s and the ratios against (b)
-(the fastest Python form) and (c), with the issue's targets; the result check (rows and a
-checksum of every Parquet output, which must all agree, else the exit status is 1); (a)'s
+(the fastest Python form) and (c), with the issue's targets, and (a)/Flink, (a)/(c),
+(a)/read; the result check (rows and a checksum of every Parquet output, which must all
+agree, and Flink's rows against (a)'s, else the exit status is 1); (a)'s
 micro-batches from Spark's progress (durationMs phases) with how often its plan scans Kafka
 and where it decodes; and where (a)'s time goes, stage by stage.
 
     .venv/bin/python benchmarks/streaming_throughput.py [--events 2000000] [--repeat 3]
-        [--max-offsets 500000] [--python pandas,row,dict] [--only engine,jvm,read]
-        [--conf spark.sql.shuffle.partitions=2 ...]
+        [--max-offsets 500000] [--python pandas,row,dict] [--only engine,jvm,flink,read]
+        [--conf spark.sql.shuffle.partitions=2 ...] [--flink-conf KEY=VALUE ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import shutil
 import signal
@@ -45,6 +66,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -52,7 +74,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import booking_preload
+import flink_build
+import flink_sql
 import surge_pipelines as hand
+from flink_cluster import FlinkCluster, Row, read_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -65,6 +90,7 @@ if TYPE_CHECKING:
 SEED = 42
 PHASES = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")
 TARGET_VS_PYTHON, TARGET_VS_JVM = 5.0, 0.9
+TARGET_VS_FLINK, TARGET_VS_READ = 1.0, 0.6
 
 
 @dataclass(frozen=True)
@@ -78,6 +104,8 @@ class Bench:
     events: int
     max_offsets: int
     root: Path
+    flink: FlinkCluster | None = None
+    flink_conf: tuple[tuple[str, str], ...] = ()  # SET in its script (--flink-conf)
 
     def raw(self) -> DataFrame:
         return hand.kafka(self.spark, self.bootstrap, self.topic, self.max_offsets)
@@ -96,6 +124,8 @@ class Run:
     plans: dict[str, str] = field(default_factory=dict)  # query -> physical plan
     result: tuple[int, int] | None = None  # (rows, checksum) of its Parquet output
     events: int = 0
+    rows: list[Row] | None = None  # every output row, sorted: (a)'s and Flink's
+    detail: str = ""
 
     @property
     def rate(self) -> float:
@@ -113,22 +143,29 @@ def await_all(queries: list[StreamingQuery]) -> list[StreamingQuery]:
     return queries
 
 
-def engine_spec(bench: Bench, folder: Path) -> DaggerSpec:
-    """The bundled surge spec on the bench's topic, into Parquet and Parquet dead letters."""
+def surge_spec(bench: Bench) -> dict[str, Any]:
+    """The bundled surge spec's YAML, its stream on the bench's topic and broker."""
     import yaml
 
     from workbench.demo import spec_path
-    from workbench.job import with_bootstrap
-    from workbench.spec import parse
 
-    data = yaml.safe_load(spec_path().read_text())
+    data: dict[str, Any] = yaml.safe_load(spec_path().read_text())
     stream = data["streams"][0] | {
         "topics": [bench.topic],
+        "bootstrap_servers": bench.bootstrap,
         "starting_offsets": "earliest",
         "max_offsets_per_trigger": bench.max_offsets,
     }
+    return data | {"streams": [stream]}
+
+
+def engine_spec(bench: Bench, folder: Path) -> DaggerSpec:
+    """The bundled surge spec on the bench's topic, into Parquet and Parquet dead letters."""
+    from workbench.job import with_bootstrap
+    from workbench.spec import parse
+
+    data = surge_spec(bench)
     data |= {
-        "streams": [stream],
         "sinks": [{"type": "parquet", "path": str(folder / "out")}],
         "dead_letter": {"type": "parquet", "path": str(folder / "dead")},
     }
@@ -219,18 +256,61 @@ def aggregate(bench: Bench, folder: Path) -> list[StreamingQuery]:
     return to_noop(jvm_surge(bench), folder)
 
 
-#: name -> (label, variant, repeated); the labelled ones are the issue's (a), (b), (c)
-VARIANTS: dict[str, tuple[str, Variant, bool]] = {
-    "engine": ("(a)  engine: StreamingJob, surge spec", engine, True),
-    "python": ("(b)  PySpark: pandas_udf, s2sphere", python("pandas"), False),
-    "python-row": ("(b') PySpark: row udf, s2sphere", python("row"), False),
-    "python-dict": ('(b") PySpark: udf, MessageToDict', python("dict"), False),
-    "jvm": ("(c)  by hand: JVM decoder, S2Id", jvm, True),
-    "read": ("     pass: Kafka read → noop", read, True),
-    "decode": ("     pass: + JVM decode → noop", decode, True),
-    "aggregate": ("     pass: (c) into noop, no Parquet", aggregate, True),
-    "engine-main": ("     pass: (a) without dead letters", engine_main, True),
+def flink(checkpoint_every: str = "") -> Measure:
+    """(F): the surge spec as a Flink SQL script, run on the bench's warm MiniCluster JVM;
+    with ``checkpoint_every``, checkpointing at that interval into the run's folder."""
+    return lambda bench, name: measure_flink(bench, name, checkpoint_every)
+
+
+def measure_flink(bench: Bench, name: str, checkpoint_every: str) -> Run:
+    from workbench.schemas.registry import default_registry
+
+    assert bench.flink is not None, "the Flink JVM starts in run() when Flink is asked for"
+    folder = bench.fresh(name)
+    descriptor = default_registry().descriptor(hand.MESSAGE)
+    script = folder / "surge.sql"
+    settings = dict(bench.flink_conf)
+    if checkpoint_every:
+        settings["execution.checkpointing.interval"] = checkpoint_every
+        settings["execution.checkpointing.dir"] = (folder / "checkpoints").as_uri()
+    text = flink_sql.script(surge_spec(bench), descriptor, str(folder / "out"), settings)
+    script.write_text(text)
+    bench.flink.gc()  # as measure_spark does in the Spark JVM
+    start = time.perf_counter()
+    timing = bench.flink.run(script)
+    seconds = time.perf_counter() - start
+    rows = read_rows(folder / "out")
+    files = sum(1 for p in (folder / "out").rglob("part-*"))
+    shutil.rmtree(folder, ignore_errors=True)
+    detail = f"(submit {timing.submit:.1f} s, job {timing.net_runtime:.1f} s, {files} files)"
+    return Run(name, seconds, {}, events=bench.events, rows=rows, detail=detail)
+
+
+Measure = Callable[[Bench, str], Run]
+
+
+def spark(variant: Variant) -> Measure:
+    """A Spark variant measured by :func:`measure_spark`."""
+    return lambda bench, name: measure_spark(variant, bench, name)
+
+
+#: name -> (label, measure, repeated); the labelled ones are the issue's (a), (b), (c)
+VARIANTS: dict[str, tuple[str, Measure, bool]] = {
+    "engine": ("(a)  engine: StreamingJob, surge spec", spark(engine), True),
+    "python": ("(b)  PySpark: pandas_udf, s2sphere", spark(python("pandas")), False),
+    "python-row": ("(b') PySpark: row udf, s2sphere", spark(python("row")), False),
+    "python-dict": ('(b") PySpark: udf, MessageToDict', spark(python("dict")), False),
+    "jvm": ("(c)  by hand: JVM decoder, S2Id", spark(jvm), True),
+    "flink": ("(F)  Flink 2.2 SQL, MiniCluster 2 slots", flink(), True),
+    "flink-cp": ("(F') the same, checkpoints every 3 s", flink("3s"), True),
+    "read": ("     pass: Kafka read → noop", spark(read), True),
+    "decode": ("     pass: + JVM decode → noop", spark(decode), True),
+    "aggregate": ("     pass: (c) into noop, no Parquet", spark(aggregate), True),
+    "engine-main": ("     pass: (a) without dead letters", spark(engine_main), True),
 }
+#: the variant whose rows Flink's must equal exactly
+EXACT = "engine"
+FLINK = ("flink", "flink-cp")
 PYTHON = {"python": "pandas", "python-row": "row", "python-dict": "dict"}
 
 
@@ -238,13 +318,17 @@ PYTHON = {"python": "pandas", "python-row": "row", "python-dict": "dict"}
 
 
 def measure(bench: Bench, name: str) -> Run:
-    """Run one variant over the bench's topic: its time, progress, plans and result."""
+    return VARIANTS[name][1](bench, name)
+
+
+def measure_spark(variant: Variant, bench: Bench, name: str) -> Run:
+    """Run one Spark variant over the bench's topic: its time, progress, plans and result."""
     folder = bench.fresh(name)
     java = bench.spark._jvm
     assert java is not None, "a classic (not Spark Connect) session"
     java.System.gc()  # no garbage of the run before left to collect in this one
     start = time.perf_counter()
-    queries = VARIANTS[name][1](bench, folder)
+    queries = variant(bench, folder)
     seconds = time.perf_counter() - start
     run = Run(name, seconds, {}, events=bench.events)
     for query in queries:
@@ -256,6 +340,8 @@ def measure(bench: Bench, name: str) -> Run:
             raise AssertionError(f"{name}: query {label} scanned {scanned:,} of {bench.events:,}")
     if (folder / "out").exists():
         run.result = checksum(bench.spark, folder / "out")
+        if name == EXACT and bench.flink is not None:
+            run.rows = exact_rows(bench.spark, folder / "out")
     shutil.rmtree(folder, ignore_errors=True)
     return run
 
@@ -281,6 +367,20 @@ def checksum(spark: SparkSession, path: Path) -> tuple[int, int]:
     return int(total[0]), int(total[1] or 0)
 
 
+def exact_rows(spark: SparkSession, path: Path) -> list[Row]:
+    """Every row of a surge output folder as Flink's are read: (window end ms, ...), sorted."""
+    from pyspark.sql import functions as F
+
+    out = spark.read.parquet(str(path)).select(
+        F.unix_millis(F.col("window_timestamp").cast("timestamp")),
+        F.col("tag_s2id").cast("string"),
+        F.col("tag_vehicle_type").cast("string"),
+        F.col("bookings").cast("long"),
+        F.col("unique_customers").cast("long"),
+    )
+    return sorted((tuple(r) for r in out.collect()), key=repr)
+
+
 def run_all(bench: Bench, warm: Bench, names: list[str], repeat: int) -> dict[str, list[Run]]:
     """Warm every variant up, then run them interleaved: the JVM ones ``repeat`` times."""
     for name in names:
@@ -290,8 +390,8 @@ def run_all(bench: Bench, warm: Bench, names: list[str], repeat: int) -> dict[st
         for name in names:
             if attempt == 0 or VARIANTS[name][2]:
                 runs[name].append(measure(bench, name))
-                seconds = runs[name][-1].seconds
-                print(f"  {name:<12} run {attempt + 1}: {seconds:7.1f} s", flush=True)
+                last = runs[name][-1]
+                print(f"  {name:<12} run {attempt + 1}: {last.seconds:7.1f} s {last.detail}")
     return runs
 
 
@@ -323,6 +423,15 @@ def print_table(runs: dict[str, list[Run]]) -> None:
                 print(f"       (a) vs {name}: {a.rate / other.rate:.2f}x")
     if a and c:
         _target("(a) >= 0.9x (c)", a.rate / c.rate, TARGET_VS_JVM)
+    f, r = best(runs, "flink"), best(runs, "read")
+    if a and f:
+        _target("(a) >= 1.0x Flink", a.rate / f.rate, TARGET_VS_FLINK)
+    if a and r:
+        _target("(a) >= 0.6x read", a.rate / r.rate, TARGET_VS_READ)
+    if a:
+        pairs = (("Flink", f), ("Flink-cp", best(runs, "flink-cp")), ("(c)", c), ("read", r))
+        ratios = "  ".join(f"(a)/{label} {a.rate / o.rate:.2f}x" for label, o in pairs if o)
+        print(f"ratios of the best runs' events/s: {ratios}")
 
 
 def _target(label: str, ratio: float, goal: float) -> None:
@@ -344,6 +453,40 @@ def print_results(runs: dict[str, list[Run]]) -> bool:
         print(f"  {name:<12} run {i + 1}: {rows:>9,} rows  checksum {total:>22,}")
     same = len(set(results.values())) == 1
     print("  all the same" if same else "  MISMATCH: the variants computed different things")
+    return same
+
+
+def print_flink_check(runs: dict[str, list[Run]]) -> bool:
+    """Print whether every Flink run's rows equal (a)'s exactly; whether they all do."""
+    reference = next((r for r in runs.get(EXACT, []) if r.rows is not None), None)
+    flink_runs = [r for name in FLINK for r in runs.get(name, []) if r.rows is not None]
+    if not flink_runs:
+        return True
+    if reference is None or not reference.rows:
+        print("\nFlink's rows NOT checked: run (a) too (--only engine,flink)")
+        return False
+    last = max(row[0] for row in reference.rows)
+    print(
+        f"\nFlink check: every row of windows ending up to (a)'s last, "
+        f"{datetime.fromtimestamp(last / 1000, UTC):%Y-%m-%d %H:%M:%S}, equal to (a)'s "
+        f"{len(reference.rows):,} rows (window end, S2 cell, vehicle, bookings, customers):"
+    )
+    same, expected = True, Counter(reference.rows)
+    for run in flink_runs:
+        assert run.rows is not None
+        closed = [row for row in run.rows if row[0] <= last]
+        later = sorted({row[0] for row in run.rows if row[0] > last})
+        equal = Counter(closed) == expected
+        same &= equal
+        print(
+            f"  {run.variant:<8} run: {len(closed):,} rows {'equal' if equal else 'DIFFERENT'}; "
+            f"+{len(run.rows) - len(closed):,} rows of {len(later)} window(s) Flink closes at "
+            "the end of input and Spark keeps open"
+        )
+        if not equal:
+            only_a = sorted(set(reference.rows) - set(closed))[:5]
+            only_f = sorted(set(closed) - set(reference.rows))[:5]
+            print(f"    only in (a): {only_a}\n    only in Flink: {only_f}")
     return same
 
 
@@ -430,6 +573,22 @@ def variant_names(args: argparse.Namespace) -> list[str]:
     return [n for n in VARIANTS if n not in PYTHON or PYTHON[n] in forms]
 
 
+def partition(setting: str) -> tuple[str, str, str]:
+    return setting.partition("=")
+
+
+def start_flink(stack: contextlib.ExitStack, root: Path) -> FlinkCluster:
+    """The Flink JVM and its MiniCluster (2 slots), started till ``stack`` closes."""
+    log = Path(tempfile.gettempdir()) / f"{root.name}-flink.log"
+    cluster = stack.enter_context(FlinkCluster(slots=2, log=log))
+    print(
+        f"Flink {flink_build.FLINK} MiniCluster (1 TaskManager, 2 slots, parallelism 2) ready "
+        f"in {cluster.started:.1f} s (its own start {cluster.minicluster:.1f} s; not counted); "
+        f"JVM log {log}"
+    )
+    return cluster
+
+
 def run(args: argparse.Namespace) -> bool:
     from workbench.schemas.registry import default_registry
     from workbench.spark import session
@@ -438,7 +597,7 @@ def run(args: argparse.Namespace) -> bool:
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
     root = Path(tempfile.mkdtemp(prefix="bench-streaming-"))
     try:
-        with booking_preload.local_broker() as broker:
+        with booking_preload.local_broker() as broker, contextlib.ExitStack() as stack:
             topic, warmup = load(broker, args, start)
             conf = dict(item.split("=", 1) for item in args.conf)
             spark = session(master="local[2]", app_name="streaming-throughput", conf=conf)
@@ -447,6 +606,10 @@ def run(args: argparse.Namespace) -> bool:
                 spark, default_registry(), broker.bootstrap, topic, args.events,
                 args.max_offsets, root,
             )  # fmt: skip
+            if set(FLINK) & set(names):
+                conf_pairs = tuple((k, v) for k, _, v in map(partition, args.flink_conf))
+                bench = replace(bench, flink=start_flink(stack, root), flink_conf=conf_pairs)
+                print(f"  Flink options: {dict(conf_pairs) or 'defaults'}")
             warm = replace(bench, topic=warmup, events=args.warmup_events)
             print(
                 f"Spark {spark.version} on {spark.sparkContext.master}, shuffle partitions "
@@ -460,6 +623,7 @@ def run(args: argparse.Namespace) -> bool:
         shutil.rmtree(root, ignore_errors=True)
     print_table(runs)
     same = print_results(runs)
+    same = print_flink_check(runs) and same
     engine_run = best(runs, "engine")
     if engine_run:
         print_batches(engine_run)
@@ -480,6 +644,10 @@ def main() -> None:
     parser.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
+    parser.add_argument(
+        "--flink-conf", action="append", default=[], metavar="KEY=VALUE",
+        help="a Flink option SET in the Flink script (e.g. execution.checkpointing.interval=3s)",
+    )  # fmt: skip
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the broker on the way out
     sys.exit(0 if run(args) else 1)

@@ -8,6 +8,7 @@ import signal
 
 import pytest
 
+from workbench.chaos.faults import Fault
 from workbench.chaos.interrupts import Interrupts
 
 
@@ -39,3 +40,38 @@ def test_nested_held_blocks_interrupt_after_the_outer_one():
             steps.append("inner done")
         steps.append("after")
     assert steps == ["inner done"]
+
+
+class SignalledWhileApplying(Fault):
+    """A fault during whose apply SIGTERM arrives (as it did, in CI, while a broker kill
+    waited for the broker to be gone)."""
+
+    name, type = "test_signalled_while_applying", "kafka"
+    reverted: list[dict] = []
+
+    def apply(self, env, params):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return {"applied": True}
+
+    def revert(self, record, env):
+        self.reverted.append(record)
+
+
+def test_sigterm_while_a_fault_is_applied_still_reverts_it(tmp_path, monkeypatch):
+    from workbench.chaos.faults import FAULTS
+    from workbench.chaos.interrupts import INTERRUPTS
+    from workbench.chaos.journal import RevertJournal
+    from workbench.chaos.runner import _fault_window
+    from workbench.chaos.scenario import Case
+
+    fault = SignalledWhileApplying()  # registered for this test only
+    monkeypatch.setitem(FAULTS._faults, fault.name, fault)
+    load = {"topic": "t", "message": "bookings", "rate": 1, "duration": "1s"}
+    case = Case(name="c", type="kafka", fault=SignalledWhileApplying.name, start_after=0,
+                downtime=60, load=load)  # fmt: skip
+    journal, events = RevertJournal(tmp_path / "journal.jsonl"), []
+    with pytest.raises(KeyboardInterrupt), INTERRUPTS.installed():
+        _fault_window(case, None, journal, lambda event, **_: events.append(event))
+    assert SignalledWhileApplying.reverted == [{"applied": True}]
+    assert events == ["fault applied", "fault reverting", "fault reverted"]
+    assert journal.pending() == []

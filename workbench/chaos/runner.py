@@ -110,18 +110,21 @@ def _fault_window(case: Case, env: ChaosEnv, journal: RevertJournal, mark) -> No
     whatever happens meanwhile."""
     fault = FAULTS.get(case.fault)
     time.sleep(case.start_after)
-    with INTERRUPTS.held():  # a Ctrl-C here comes once the journal knows the fault
-        record = fault.apply(env, case.params)
-        entry = journal.applied(case.fault, record)
-        mark("fault applied", fault=case.fault, params=case.params)
+    applied: tuple[dict[str, Any], str] | None = None
     try:
+        # a Ctrl-C while the fault acts comes once the journal knows it, inside this ``try``
+        with INTERRUPTS.held():
+            record = fault.apply(env, case.params)
+            applied = record, journal.applied(case.fault, record)
+            mark("fault applied", fault=case.fault, params=case.params)
         time.sleep(case.downtime)
     finally:
-        with INTERRUPTS.held():
-            mark("fault reverting", fault=case.fault)  # a restart may take a while
-            fault.revert(record, env)
-            journal.reverted(entry)
-            mark("fault reverted", fault=case.fault)
+        if applied is not None:  # an apply that raised changed nothing to revert
+            with INTERRUPTS.held():
+                mark("fault reverting", fault=case.fault)  # a restart may take a while
+                fault.revert(applied[0], env)
+                journal.reverted(applied[1])
+                mark("fault reverted", fault=case.fault)
 
 
 def _recover(prober: Prober, timeout: float) -> bool:

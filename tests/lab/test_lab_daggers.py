@@ -26,19 +26,22 @@ from test_promote import code_notebook
 from workbench.notebook.examples import demo_events
 
 
-def open_palette(page) -> None:
-    """Ctrl+Shift+C until the command palette shows: a busy page may drop the first press
-    (focus still moving to the notebook); pressed again only once it did not open."""
+def run_from_palette(page, query: str, item: str) -> None:
+    """Ctrl+Shift+C, type ``query``, click ``item``: again from the start when the palette
+    did not open or closed before it was used (a busy page may drop the key press, or
+    move the focus to the notebook as its kernel settles, which closes the palette)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     for _ in range(3):
-        page.keyboard.press("Control+Shift+C")
         try:
-            page.wait_for_selector(".lm-CommandPalette-input:visible", timeout=10_000)
+            if not page.is_visible(".lm-CommandPalette-input"):
+                page.keyboard.press("Control+Shift+C")
+            page.fill(".lm-CommandPalette-input:visible", query, timeout=10_000)
+            page.click(f".lm-CommandPalette-item:visible:has-text('{item}')", timeout=10_000)
             return
         except PlaywrightTimeout:
             continue
-    raise AssertionError("the command palette did not open on Ctrl+Shift+C")
+    raise AssertionError(f"could not run '{item}' from the command palette")
 
 
 #: the issue's budget for one refresh of the panel in the browser
@@ -346,9 +349,8 @@ def test_a_failed_parity_check_shows_its_rows_in_the_dialog(lab, chromium, kafka
     )
     page = open_lab(chromium, lab, "alice", "noisy.ipynb", workspace="alice-noisy")
     page.wait_for_selector(".dw-promote-button:visible", timeout=60_000)  # its kernel known
-    open_palette(page)  # the command palette's command, this time
-    page.fill(".lm-CommandPalette-input", "promote notebook")
-    page.click(".lm-CommandPalette-item:has-text('Promote Notebook to a Dagger Job')")
+    # the command palette's command, this time
+    run_from_palette(page, "promote notebook", "Promote Notebook to a Dagger Job")
     page.fill('.dw-promote-form [name="team"]', "pricing")
     page.click(".jp-Dialog .jp-mod-accept")
     page.wait_for_selector(".dw-promote-progress[data-state='failed']", timeout=300_000)

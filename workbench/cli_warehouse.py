@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.durations import to_millis
@@ -57,11 +58,23 @@ def files_table(parts: list[Partition]) -> str:
     return "\n".join(lines)
 
 
+def _existing(path: str) -> str:
+    """``path``, or a :class:`WarehouseError` before Spark starts when there is nothing."""
+    from workbench.exceptions import WarehouseError
+
+    if not Path(path).exists():
+        raise WarehouseError(
+            path, "no such folder: give a delta sink's table or a parquet sink's folder"
+        )
+    return path
+
+
 def cmd_files(args: argparse.Namespace) -> int:
     from workbench.warehouse.delta import session
     from workbench.warehouse.layout import partitions
 
-    parts = partitions(session(), args.path)
+    path = _existing(args.path)  # before Spark starts
+    parts = partitions(session(), path)
     if args.json:
         rows = [{"partition": p.label, "files": p.files, "bytes": p.bytes} for p in parts]
         print(json.dumps(rows, indent=2))
@@ -74,7 +87,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
     from workbench.warehouse.compaction import compact
     from workbench.warehouse.delta import session
 
-    done = compact(session(), args.path, args.older_than, args.target_size)
+    path = _existing(args.path)
+    done = compact(session(), path, args.older_than, args.target_size)
     after = {p.values: p for p in done.after}
     for p in done.before:
         new = after.get(p.values)
@@ -92,7 +106,8 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
     from workbench.warehouse.compaction import vacuum
     from workbench.warehouse.delta import session
 
-    vacuum(session(), args.path, args.retain, force=args.force)
+    path = _existing(args.path)
+    vacuum(session(), path, args.retain, force=args.force)
     print(f"vacuumed {args.path}: files no snapshot of the last {args.retain} reads are gone")
     return 0
 

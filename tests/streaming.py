@@ -116,11 +116,18 @@ def influx_v1_sink(server) -> dict:
     }
 
 
-def influx_v1_rows(server, sink: dict) -> dict:
-    """The sink's points as surge rows (see :func:`surge_rows`)."""
+def influx_v1_rows(server, sink: dict, *, mid_write: bool = False) -> dict:
+    """The sink's points as surge rows (see :func:`surge_rows`).
+
+    ``mid_write=True`` is for polling while the job writes: InfluxDB 1.x stores each field of
+    a point on its own, so a query racing a write can see ``unique_customers`` before
+    ``bookings``; such a point is left out (not yet written) instead of failing the read.
+    """
     from readback import influx_points
 
     points = influx_points(server, sink["database"], sink["measurement"])
+    if mid_write:
+        points = [p for p in points if None not in (p.get("bookings"), p.get("unique_customers"))]
     return surge_rows({**p, "window_timestamp": p["time"]} for p in points)
 
 

@@ -89,7 +89,7 @@ def test_sigkill_and_broker_restart_lose_and_double_nothing(
             return False
         return (
             spark.read.parquet(str(path)).count() >= len(expected)
-            and len(influx_v1_rows(influxdb_v1, influx)) >= len(expected)
+            and len(influx_v1_rows(influxdb_v1, influx, mid_write=True)) >= len(expected)
             and len(kafka_messages(bootstrap, out_topic, timeout_s=5)) >= len(expected)
         )
 

@@ -192,7 +192,7 @@ def test_promoted_surge_is_exact_survives_sigkill_and_other_teams_are_kept_out(
         return spark.read.parquet(surge["parquet"]["path"]).count()
 
     def complete(_job):  # the job writes InfluxDB, then Parquet: wait for both
-        influx = len(influx_v1_rows(influxdb_v1, surge["influx"]))
+        influx = len(influx_v1_rows(influxdb_v1, surge["influx"], mid_write=True))
         return influx >= len(expected) and parquet_rows() >= len(expected)
 
     service.wait_for("surge-e2e", complete, 300, "every closed window in InfluxDB and Parquet")
@@ -251,7 +251,7 @@ def test_edit_and_rollback_keep_influxdb_exact_across_each_switch(
 
     def holds(expected: dict, what: str) -> None:
         def equal(_job):
-            return influx_v1_rows(influxdb_v1, edits["influx"]) == expected
+            return influx_v1_rows(influxdb_v1, edits["influx"], mid_write=True) == expected
 
         service.wait_for("edits-e2e", equal, 240, what)
 

@@ -89,7 +89,7 @@ def test_sql_change_hands_off_every_window_exactly_once(kafka_broker, influxdb_v
     expected2 = {k: v for k, v in every.items() if watermark < k[2] <= final}
     try:
         second.wait_for(
-            lambda: len(influx_v1_rows(influxdb_v1, sink2)) >= len(expected2),
+            lambda: len(influx_v1_rows(influxdb_v1, sink2, mid_write=True)) >= len(expected2),
             300,
             "v2's windows in InfluxDB",
         )

@@ -100,10 +100,11 @@ def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
         expected = closed(surge_windows(events), events)
         after = {key[2] for key in expected} - {key[2] for key in before}
         assert after, "no window closes after the failover: send more events"
-        service.wait_for(
-            name, lambda j: len(influx_v1_rows(influxdb_v1, influx)) >= len(expected), 240,
-            "every closed window in InfluxDB",
-        )  # fmt: skip
+
+        def written(_job) -> bool:
+            return len(influx_v1_rows(influxdb_v1, influx, mid_write=True)) >= len(expected)
+
+        service.wait_for(name, written, 240, "every closed window in InfluxDB")
         assert job["status"] in ("STARTING", "RUNNING")
         assert len(expected) > 120
         assert influx_v1_rows(influxdb_v1, influx) == expected

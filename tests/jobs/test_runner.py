@@ -56,7 +56,8 @@ def test_runs_reports_and_stops_and_keeps_the_secret(kafka_broker, influxdb_v1, 
         assert beat["pid"] == job.proc.pid and beat["started_at"] <= beat["time"]
 
         def complete():
-            return len(influx_v1_rows(influxdb_v1, {**sink, "database": database})) >= len(expected)
+            rows = influx_v1_rows(influxdb_v1, {**sink, "database": database}, mid_write=True)
+            return len(rows) >= len(expected)
 
         job.wait_for(complete, 180, "every closed window in InfluxDB")
 

@@ -191,7 +191,11 @@ def test_output_series_of_a_real_spark_job_from_its_influxdb_sink(
         spec = surge_spec(bootstrap, topic, tmp, [sink], name="surge-health").to_yaml()
         body = {"name": "surge-health", "team": "pricing", "spec_yaml": spec}
         assert served.call("POST", "jobs", "alice", body).status_code == 201
-        wait_for(lambda: len(influx_v1_rows(influxdb_v1, sink)) >= 20, 300, "surge rows")
+
+        def written() -> int:
+            return len(influx_v1_rows(influxdb_v1, sink, mid_write=True))
+
+        wait_for(lambda: written() >= 20, 300, "surge rows")
         page = recorded_page(chromium, headers=headers("alice"))
         page.goto(page_url(served, "surge-health"))
         body_text = page.locator("body").inner_text()

@@ -10,14 +10,15 @@ Trigger.AvailableNow, the same maxOffsetsPerTrigger and the same shuffle partiti
   (b)  python       Kafka → pandas_udf protobuf decoding → s2sphere pandas_udf → window → Parquet
   (b') python-row   the same with plain row-at-a-time udfs
   (b") python-dict  row udfs decoding through MessageToDict, as tutorials do (``--python dict``)
-  (c)  jvm          Kafka → the JVM decoder UDF → dagger_s2id → window → Parquet, by hand
+  (c)  jvm          Kafka → the JVM decoder UDF (the 6 fields the SQL reads) → dagger_s2id
+                    → window → Parquet, by hand
   (F)  flink        the same dagger as Flink SQL on Flink's local MiniCluster (see below)
   (F') flink-cp     the same, checkpointing every 3 s (Spark checkpoints every micro-batch)
 
 and, to split (a)'s time, passes over the same topic, each alone:
 
   read         Kafka → noop sink
-  decode       Kafka → JVM decoder → noop sink
+  decode       Kafka → JVM decoder (the 6 fields) → noop sink
   aggregate    (c) into the noop sink (no Parquet write)
   engine-main  (a) without its dead-letter handling (the job's result into its Parquet writer)
 
@@ -247,7 +248,10 @@ def decode(bench: Bench, folder: Path) -> list[StreamingQuery]:
 
     from workbench.sources.protobuf import decoder
 
-    decode = decoder(bench.spark, bench.registry, hand.MESSAGE, required_field="event_timestamp")
+    decode = decoder(
+        bench.spark, bench.registry, hand.MESSAGE, required_field="event_timestamp",
+        fields=hand.FIELDS,
+    )  # fmt: skip
     return to_noop(bench.raw().select(decode(F.col("value")).alias("d")), folder)
 
 

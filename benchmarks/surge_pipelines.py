@@ -201,11 +201,13 @@ def python_pipeline(raw: DataFrame, form: str) -> DataFrame:
 
 
 def jvm_rows(raw: DataFrame, registry: SchemaRegistry) -> DataFrame:
-    """Kafka records decoded by the workbench's JVM decoder (one projection of the struct,
-    as its docstring asks), the valid ones only."""
+    """Kafka records decoded by the workbench's JVM decoder (the fields the surge reads only,
+    one projection of the struct, as its docstring asks), the valid ones only."""
     from pyspark.sql import functions as F
 
-    decode = decoder(raw.sparkSession, registry, MESSAGE, required_field="event_timestamp")
+    decode = decoder(
+        raw.sparkSession, registry, MESSAGE, required_field="event_timestamp", fields=FIELDS
+    )
     decoded = raw.select(decode(F.col("value")).alias("d"))
     return decoded.where(F.col("d.error").isNull()).select(*(f"d.message.{f}" for f in FIELDS))
 

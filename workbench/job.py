@@ -145,7 +145,19 @@ class StreamingJob:
 
     def plan(self) -> DataFrame:
         """The dagger's result, streaming; each stream's dead letters are observed in it
-        (:func:`workbench.deadletters.observed`)."""
+        (:func:`workbench.deadletters.observed`). Its decoders decode only the message fields
+        the SQL reads (:mod:`workbench.sources.pruning`)."""
+        from workbench.sources.pruning import read_fields
+
+        full = self._plan({})
+        fields = read_fields(full)
+        if not fields or all(f is None for f in fields.values()):
+            return full
+        pruned = self._plan(fields)
+        return pruned if pruned.schema == full.schema else full
+
+    def _plan(self, fields: dict[str, frozenset[str] | None]) -> DataFrame:
+        """The result, each stream table decoding ``fields[table]`` (absent or None: all)."""
         from workbench.rowtime import not_before
         from workbench.sources.kafka import open_stream
         from workbench.sql.enums import values_of
@@ -153,7 +165,9 @@ class StreamingJob:
 
         registry = self.context.registry
         resolved = resolve(self.spec, registry)
-        streams = [open_stream(self.spark, r, registry) for r in resolved]
+        streams = [
+            open_stream(self.spark, r, registry, fields=fields.get(r.spec.table)) for r in resolved
+        ]
         inputs = [
             engine.Input(
                 s.table,

@@ -605,3 +605,58 @@ def test_mutated_records_decode_like_python(spark, fixture_registry):
             mutated.append(bytes(data))
     skipped = assert_matches_python(spark, fixture_registry, EVERYTHING, mutated)
     assert skipped < len(mutated) // 20
+
+
+# --- decoding some fields only ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fields", [["count", "words", "legs"], ["text"], ["at", "points", "attrs", "maybe"]]
+)
+def test_a_pruned_decoder_gives_the_kept_fields_as_the_full_one(spark, fixture_registry, fields):
+    """Pruned decoding: the same values for the kept fields (a kept oneof member brings its
+    siblings, since the member set last wins), no column for the others, same errors."""
+    rng = random.Random(SEED)
+    records = random_records(fixture_registry, EVERYTHING, 200) + [
+        malformed_bytes(rng) for _ in range(20)
+    ]
+    full = decode(spark, fixture_registry, EVERYTHING, records)
+    pruned = decode(spark, fixture_registry, EVERYTHING, records, fields=fields)
+    kept = pruned[0].message.__fields__ if pruned[0].message else None
+    oneof = {"text", "number", "place"}
+    want = sorted({*fields, *(oneof if oneof & set(fields) else ())})
+    columns = decoded_type(fixture_registry, EVERYTHING, fields=want)["message"].dataType
+    assert sorted(columns.fieldNames()) == want
+    assert kept is None or sorted(kept) == want
+    for index, (a, b) in enumerate(zip(full, pruned, strict=True)):
+        if b.error is not None:  # never stricter than the full decoder
+            assert a.error is not None and b.message is None, index
+        elif a.error is None:
+            assert {f: a.message[f] for f in want} == b.message.asDict(), index
+    assert sum(b.error is None for b in pruned) >= 200
+
+
+def test_a_pruned_decoder_skips_the_other_fields_on_the_wire(spark, demo):
+    """A field the pruned decoder skips is framed, not read: bad UTF-8 in it is no error."""
+    message = MESSAGES["bookings"]
+    event = Generator(seed=SEED).take("bookings", 1)[0]
+    good = encode(event, message)
+    bad_text = good + b"\x12\x02\xff\xfe"  # order_url (2) = invalid UTF-8, appended (last wins)
+    records = [good, bad_text, good[:-3]]
+    full = decode(spark, demo, message, records, required_field="event_timestamp")
+    pruned = decode(
+        spark, demo, message, records, required_field="event_timestamp", fields=["status"]
+    )
+    assert full[0].error is None and full[1].error is not None
+    assert pruned[0].message.asDict() == {
+        "status": full[0].message.status,
+        "event_timestamp": full[0].message.event_timestamp,
+    }
+    assert pruned[1] == pruned[0]
+    assert pruned[2].error is not None  # a truncated record still is not a record
+    assert function_name(demo, message, fields=["status"]) != function_name(demo, message)
+
+
+def test_a_pruned_decoder_names_an_unknown_field(spark, demo):
+    with pytest.raises(Exception, match="has no field 'no_such_field'"):
+        decode(spark, demo, MESSAGES["bookings"], [b""], fields=["no_such_field"])

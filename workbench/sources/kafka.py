@@ -13,6 +13,7 @@ scans Kafka and decodes once; :mod:`workbench.deadletters` turns the metric back
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -122,10 +123,15 @@ def _starting(value: Any) -> dict[str, str]:
 
 
 def decoded_records(
-    spark: SparkSession, raw: DataFrame, stream: StreamSpec, registry: SchemaRegistry
+    spark: SparkSession,
+    raw: DataFrame,
+    stream: StreamSpec,
+    registry: SchemaRegistry,
+    fields: Collection[str] | None = None,
 ) -> DataFrame:
     """Kafka records (``raw``, streaming or batch) with ``_decoded`` (struct<message, error>)
-    in front: the JVM decoder with the stream's message and event-time field."""
+    in front: the JVM decoder with the stream's message and event-time field, decoding the
+    top-level ``fields`` only (None: all; see :func:`workbench.sources.protobuf.decoder`)."""
     from pyspark.sql import functions as F
 
     from workbench.sources.protobuf import decoder
@@ -144,6 +150,7 @@ def decoded_records(
         message,
         required_field=stream.event_timestamp_field,
         max_recursion_depth=stream.max_recursion_depth,
+        fields=fields,
     )
     return raw.select(decode(F.col("value")).alias("_decoded"), *raw.columns)
 
@@ -162,13 +169,15 @@ def open_stream(
     resolved: ResolvedStream,
     registry: SchemaRegistry,
     bootstrap_servers: str | None = None,
+    fields: Collection[str] | None = None,
 ) -> StreamFrames:
-    """The decoded rows of one stream (a streaming frame observing its dead letters)."""
+    """The decoded rows of one stream (a streaming frame observing its dead letters), with
+    the message's top-level ``fields`` only (None: all; see :mod:`workbench.sources.pruning`)."""
     from pyspark.sql import functions as F
 
     stream = resolved.spec
     raw = spark.readStream.format("kafka").options(**reader_options(stream, bootstrap_servers))
-    records = decoded_records(spark, raw.load(), stream, registry)
+    records = decoded_records(spark, raw.load(), stream, registry, fields)
     bad = F.col("_decoded.error").isNotNull()
     letter = F.struct(
         F.lit(stream.table).alias("table"),

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from workbench.exceptions import UnknownNameError
@@ -52,20 +52,22 @@ MESSAGE, ERROR = "message", "error"
 
 
 def decoded_type(
-    registry: SchemaRegistry, message: str, max_recursion_depth: int = DEFAULT_RECURSION_DEPTH
+    registry: SchemaRegistry,
+    message: str,
+    max_recursion_depth: int = DEFAULT_RECURSION_DEPTH,
+    fields: Collection[str] | None = None,
 ) -> StructType:
-    """``struct<message: <the message's Spark type>, error: string>``, what a decoder gives."""
+    """``struct<message: <the message's Spark type>, error: string>``, what a decoder gives;
+    with ``fields``, the message's columns are those top-level fields only."""
     from pyspark.sql import types as T
 
     from workbench.schemas.sparktypes import decoder_options, spark_schema
 
     options = decoder_options(max_recursion_depth)
-    return T.StructType(
-        [
-            T.StructField(MESSAGE, spark_schema(registry.descriptor(message), options)),
-            T.StructField(ERROR, T.StringType()),
-        ]
-    )
+    columns = spark_schema(registry.descriptor(message), options)
+    if fields is not None:
+        columns = T.StructType([f for f in columns.fields if f.name in fields])
+    return T.StructType([T.StructField(MESSAGE, columns), T.StructField(ERROR, T.StringType())])
 
 
 def decoder(
@@ -75,12 +77,16 @@ def decoder(
     required_field: str | None = None,
     emit_defaults: bool = True,
     max_recursion_depth: int = DEFAULT_RECURSION_DEPTH,
+    fields: Collection[str] | None = None,
 ) -> Callable[[Column], Column]:
     """A function from a binary column of ``message`` records to their decoded struct.
 
     ``message`` is a full, Java or unique simple name (see ``SchemaRegistry.resolve``);
     ``required_field`` a top-level field (the event time) whose absence is an error;
-    ``max_recursion_depth`` how often a message may nest in itself (1 to 10). The
+    ``max_recursion_depth`` how often a message may nest in itself (1 to 10); ``fields``
+    the top-level fields to decode (None: all; the required field is always decoded): the
+    others get no column and are skipped on the wire, framed but not read, so a record
+    whose bytes in a skipped field are bad (not UTF-8, a broken nested message) decodes. The
     UDF is registered on ``spark`` once, under :func:`function_name`, so SQL can call it too.
 
     Project the struct once (``frame.select(decode(col).alias("decoded"))``) and read its
@@ -90,9 +96,11 @@ def decoder(
     from pyspark.sql import functions as F
 
     full = registry.resolve(message)
-    returns = decoded_type(registry, full, max_recursion_depth)
-    _check_required(returns, full, required_field)
-    name = function_name(registry, full, required_field, emit_defaults, max_recursion_depth)
+    _check_required(decoded_type(registry, full, max_recursion_depth), full, required_field)
+    if fields is not None:
+        fields = _kept(registry, full, {*fields, *([required_field] if required_field else [])})
+    returns = decoded_type(registry, full, max_recursion_depth, fields)
+    name = function_name(registry, full, required_field, emit_defaults, max_recursion_depth, fields)
     if not spark.catalog.functionExists(name):
         jvm = spark._jvm
         assert jvm is not None, "the decoder needs a classic (not Spark Connect) session"
@@ -102,6 +110,7 @@ def decoder(
             required_field,
             emit_defaults,
             max_recursion_depth,
+            None if fields is None else ",".join(fields),
         )
         session = spark._jsparkSession
         # Nondeterministic in name only: it keeps the optimizer from copying the call into
@@ -116,14 +125,28 @@ def function_name(
     required_field: str | None = None,
     emit_defaults: bool = True,
     max_recursion_depth: int = DEFAULT_RECURSION_DEPTH,
+    fields: Collection[str] | None = None,
 ) -> str:
     """The session function a :func:`decoder` registers: ``decode_<message>_<hash>``, the hash
     over the schemas and options, so different schemas or options never share a name."""
     full = registry.resolve(message)
     h = hashlib.sha256(registry.descriptor_set())
     h.update(f"\0{full}\0{required_field}\0{emit_defaults}\0{max_recursion_depth}".encode())
+    if fields is not None:
+        h.update(f"\0{','.join(sorted(fields))}".encode())
     simple = re.sub(r"[^0-9a-z]+", "_", full.rsplit(".", 1)[-1].lower())
     return f"decode_{simple}_{h.hexdigest()[:10]}"
+
+
+def _kept(registry: SchemaRegistry, message: str, fields: set[str]) -> list[str]:
+    """``fields`` with every member of a oneof one of them is in (the member set last on the
+    wire wins, so its siblings are read too), sorted."""
+    kept = set(fields)
+    for field in registry.descriptor(message).fields:
+        oneof = field.containing_oneof
+        if field.name in fields and oneof is not None:
+            kept.update(member.name for member in oneof.fields)
+    return sorted(kept)
 
 
 def _check_required(returns: StructType, message: str, field: str | None) -> None:

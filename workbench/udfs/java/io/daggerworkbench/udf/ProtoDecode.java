@@ -46,8 +46,15 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
     private final String requiredField;
     private final boolean emitDefaults;
     private final int maxDepth;
+    private final String fields;
     private final String planKey;
     private transient volatile Plan plan;
+
+    /** A decoder of every field of the message; see the six-argument constructor. */
+    public ProtoDecode(byte[] fileDescriptorSet, String messageFullName, String requiredField,
+            boolean emitDefaults, int maxDepth) {
+        this(fileDescriptorSet, messageFullName, requiredField, emitDefaults, maxDepth, null);
+    }
 
     /**
      * @param fileDescriptorSet a serialized FileDescriptorSet holding the message and its imports
@@ -55,18 +62,13 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
      * @param requiredField a top-level field that must be set (the event time), or null
      * @param emitDefaults unset proto3 scalars as their defaults rather than null
      * @param maxDepth how many times a message may hold itself along a path (1 to 10)
-     * @throws IllegalArgumentException when the message or field is not found
+     * @param fields the top-level fields to decode, comma-separated, or null for all: the
+     *     message struct then has only their columns (in the message's order), and the other
+     *     fields are skipped on the wire, framed but not read
+     * @throws IllegalArgumentException when the message or a field is not found
      */
-    /**
-   * This decoder as a UDF marked nondeterministic, so that the optimizer never copies the call
-   * (e.g. into a pushed-down {@code error IS NULL} filter and the projection), decoding twice.
-   */
-  public UserDefinedFunction asUdf(DataType returnType) {
-    return functions.udf(this, returnType).asNondeterministic();
-  }
-
-  public ProtoDecode(byte[] fileDescriptorSet, String messageFullName, String requiredField,
-            boolean emitDefaults, int maxDepth) {
+    public ProtoDecode(byte[] fileDescriptorSet, String messageFullName, String requiredField,
+            boolean emitDefaults, int maxDepth, String fields) {
         if (fileDescriptorSet == null || messageFullName == null) {
             throw new IllegalArgumentException("a descriptor set and a message name are needed");
         }
@@ -75,9 +77,18 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
         this.requiredField = requiredField;
         this.emitDefaults = emitDefaults;
         this.maxDepth = maxDepth;
+        this.fields = fields;
         this.planKey = digest(fileDescriptorSet) + "\n" + messageFullName + "\n" + requiredField
-                + "\n" + emitDefaults + "\n" + maxDepth;
+                + "\n" + emitDefaults + "\n" + maxDepth + "\n" + fields;
         this.plan = plan(); // fail here, on the driver, rather than in every task
+    }
+
+    /**
+     * This decoder as a UDF marked nondeterministic, so that the optimizer never copies the call
+     * (e.g. into a pushed-down {@code error IS NULL} filter and the projection), decoding twice.
+     */
+    public UserDefinedFunction asUdf(DataType returnType) {
+        return functions.udf(this, returnType).asNondeterministic();
     }
 
     @Override
@@ -109,7 +120,7 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
         if (p == null) {
             p = PLANS.computeIfAbsent(planKey, k -> new Plan(
                     ProtoDescriptors.all(fileDescriptorSet), messageFullName, requiredField,
-                    emitDefaults, maxDepth));
+                    emitDefaults, maxDepth, fields));
             plan = p;
         }
         return p;
@@ -129,15 +140,28 @@ public final class ProtoDecode implements UDF1<byte[], Row>, Serializable {
         final int requiredColumn;
 
         Plan(Map<String, Descriptor> all, String fullName, String requiredField,
-                boolean emitDefaults, int maxDepth) {
+                boolean emitDefaults, int maxDepth, String fields) {
             Descriptor descriptor = all.get(fullName);
             if (descriptor == null) {
                 throw new IllegalArgumentException("No message " + fullName
                         + " in the descriptor set; known: "
                         + String.join(", ", new java.util.TreeSet<>(all.keySet())));
             }
+            java.util.Set<String> keep = null;
+            if (fields != null) {
+                keep = new java.util.TreeSet<>(java.util.Arrays.asList(fields.split(",")));
+                if (requiredField != null) {
+                    keep.add(requiredField);
+                }
+                for (String name : keep) {
+                    if (descriptor.findFieldByName(name) == null) {
+                        throw new IllegalArgumentException("Message " + descriptor.getFullName()
+                                + " has no field '" + name + "' to decode");
+                    }
+                }
+            }
             this.codec = ProtoMessageCodec.of(descriptor, emitDefaults, maxDepth,
-                    new AnyTypes(all, maxDepth));
+                    new AnyTypes(all, maxDepth), keep);
             this.requiredColumn = requiredField == null ? -1 : codec.columnOf(requiredField);
             if (requiredField != null && requiredColumn < 0) {
                 throw new IllegalArgumentException("Message " + descriptor.getFullName()

@@ -74,12 +74,33 @@ final class ProtoMessageCodec {
      * times along a path (1 to 10); {@code anyTypes} finds the types packed in an Any. */
     static ProtoMessageCodec of(Descriptor descriptor, boolean emitDefaults, int maxDepth,
             ProtoJson.TypeLookup anyTypes) {
+        return of(descriptor, emitDefaults, maxDepth, anyTypes, null);
+    }
+
+    /** As {@link #of(Descriptor, boolean, int, ProtoJson.TypeLookup)}, with columns for the
+     * top-level fields named in {@code keep} only (null: every field): the others are skipped
+     * on the wire (their bytes framed, not read). A kept member of a oneof keeps its whole
+     * oneof, so the member set last still wins. */
+    static ProtoMessageCodec of(Descriptor descriptor, boolean emitDefaults, int maxDepth,
+            ProtoJson.TypeLookup anyTypes, Set<String> keep) {
         if (maxDepth < 1 || maxDepth > 10) {
             throw new IllegalArgumentException("maxDepth must be 1 to 10, not " + maxDepth);
         }
         Map<String, Integer> seen = new TreeMap<>();
         seen.put(descriptor.getFullName(), 1);
-        return new Builder(emitDefaults, maxDepth, anyTypes).build(descriptor, seen);
+        return new Builder(emitDefaults, maxDepth, anyTypes).build(descriptor, seen,
+                keep == null ? null : withOneofs(descriptor, keep));
+    }
+
+    private static Set<String> withOneofs(Descriptor descriptor, Set<String> keep) {
+        Set<String> all = new java.util.TreeSet<>(keep);
+        for (FieldDescriptor fd : descriptor.getFields()) {
+            OneofDescriptor oneof = fd.getContainingOneof();
+            if (keep.contains(fd.getName()) && oneof != null) {
+                oneof.getFields().forEach(member -> all.add(member.getName()));
+            }
+        }
+        return all;
     }
 
     /** Whether this is an ordinary message (a Row), not one of the types mapped to a value. */
@@ -317,7 +338,13 @@ final class ProtoMessageCodec {
         /** The codec of {@code d}, where {@code seen} counts the messages enclosing it (itself
          * included, except for a map entry). */
         ProtoMessageCodec build(Descriptor d, Map<String, Integer> seen) {
-            String key = d.getFullName() + seen;
+            return build(d, seen, null);
+        }
+
+        /** As {@link #build(Descriptor, Map)}, with columns for the fields in {@code keep}
+         * only (null: all); the others have no codec, so they are skipped as unknown. */
+        ProtoMessageCodec build(Descriptor d, Map<String, Integer> seen, Set<String> keep) {
+            String key = d.getFullName() + seen + (keep == null ? "" : "keep" + keep);
             ProtoMessageCodec known = done.get(key);
             if (known != null) {
                 return known;
@@ -333,6 +360,9 @@ final class ProtoMessageCodec {
             // a wrapper present without its value holds the value's default, as Spark unwraps it
             boolean emit = emitDefaults || codec.special == WRAPPER;
             for (FieldDescriptor fd : codec.raw() ? List.<FieldDescriptor>of() : d.getFields()) {
+                if (keep != null && !keep.contains(fd.getName())) {
+                    continue;
+                }
                 ProtoMessageCodec nested = null;
                 if (fd.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
                     nested = nested(fd, seen);

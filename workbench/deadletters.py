@@ -42,6 +42,12 @@ def _metrics(query: StreamingQuery, tables: Iterable[str]) -> list:
     return [f.get() for f in found if f.isDefined()]
 
 
+def ran(query: StreamingQuery, tables: Iterable[str]) -> bool:
+    """Whether ``query``'s current micro-batch has been computed (its metrics observed)."""
+    tables = list(tables)
+    return len(_metrics(query, tables)) == len(tables)
+
+
 def observed_count(query: StreamingQuery, tables: Iterable[str]) -> int:
     """How many records of ``query``'s current micro-batch did not decode."""
     return sum(int(row.getAs("dead")) for row in _metrics(query, tables))

@@ -228,7 +228,8 @@ class StreamingJob:
             batch = batch.persist()
             rules = None
             try:
-                batch.count()  # computed once (its dead letters observed); all below read it
+                if len(self._writers) + (self.on_rows is not None) > 1:
+                    batch.count()  # computed once, before its readers run side by side
                 # the alert rules run beside the writers (in a thread keeping the Spark local
                 # properties, e.g. a shared application's pool) and end before the batch commits
                 with ThreadPoolExecutor(1, thread_name_prefix="alert-rules") as beside:
@@ -240,6 +241,8 @@ class StreamingJob:
                         done = Written.of(writer.write(batch, batch_id))
                         self.totals.add_written(config.describe(), done.rows, done.skipped)
                     query = next(q for q in self.spark.streams.active if q.name == name)
+                    if not deadletters.ran(query, tables):
+                        batch.count()  # no writer computed it: its dead letters are observed
                     letters = deadletters.observed(query, tables)
                     if letters:
                         self.totals.dead_letters += dead_writer.write(letters, batch_id)
@@ -265,10 +268,13 @@ class StreamingJob:
         restore = on_signals(self._stopping.set) if handle_signals else None
         deadline = None if duration_s is None else time.monotonic() + duration_s
         try:
-            while not self._stopping.wait(0.5):
+            while not self._stopping.is_set():
+                if self.available_now:
+                    if self._ended(1):
+                        break
+                else:
+                    self._stopping.wait(0.5)
                 self.poll()
-                if self.available_now and not any(q.isActive for q in self.queries):
-                    break
                 if deadline is not None and time.monotonic() >= deadline:
                     break
         finally:
@@ -277,6 +283,19 @@ class StreamingJob:
             self.stop()
         self.poll()
         return self.totals
+
+    def _ended(self, timeout_s: int) -> bool:
+        """Whether every query has ended, waiting up to ``timeout_s`` for the first one still
+        running (not polling: an AvailableNow run returns the moment it ends)."""
+        from pyspark.errors import StreamingQueryException
+
+        for query in self.queries:
+            try:
+                if not query.awaitTermination(timeout_s):
+                    return False
+            except StreamingQueryException:
+                self.poll()  # raises JobFailedError
+        return True
 
     def poll(self) -> None:
         """Raise :class:`JobFailedError` (after stopping the rest) if a query failed."""

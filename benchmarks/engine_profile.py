@@ -45,24 +45,48 @@ import surge_pipelines as hand
 #: JFR's sampling period of Java code with ``settings=profile``
 PERIOD_S = 0.010
 
-#: (category, class-name prefixes): a sample goes to the first category a frame of its stack
-#: names, from the top frame down
-CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("protobuf decode (our JVM decoder)", ("io.daggerworkbench.udf.Proto", "io.daggerworkbench.udf.WireInput", "io.daggerworkbench.udf.Utf8")),
-    ("decoder Row -> Spark row conversion", ("org.apache.spark.sql.catalyst.CatalystTypeConverters",)),
-    ("S2 cell ids", ("com.google.common.geometry.", "io.daggerworkbench.udf.S2")),
-    ("observed metrics (dead letters)", ("org.apache.spark.sql.execution.CollectMetricsExec", "org.apache.spark.sql.execution.AggregatingAccumulator")),
-    ("state store", ("org.apache.spark.sql.execution.streaming.state.",)),
-    ("aggregation (collect_set, count)", ("org.apache.spark.sql.catalyst.expressions.aggregate.", "org.apache.spark.sql.execution.aggregate.")),
-    ("Kafka source", ("org.apache.kafka.", "org.apache.spark.sql.kafka010.")),
-    ("shuffle and compression", ("org.apache.spark.shuffle.", "org.apache.spark.storage.", "net.jpountz.", "com.github.luben.zstd", "org.apache.spark.io.", "org.apache.spark.util.collection.", "org.apache.spark.serializer.")),
-    ("Parquet write", ("org.apache.parquet.", "org.apache.spark.sql.execution.datasources.")),
-    ("cache (persist)", ("org.apache.spark.sql.execution.columnar.", "org.apache.spark.sql.execution.InMemory")),
-    ("planning and optimizer (driver)", ("org.apache.spark.sql.catalyst.optimizer.", "org.apache.spark.sql.catalyst.analysis.", "org.apache.spark.sql.catalyst.rules.", "org.apache.spark.sql.execution.QueryExecution", "org.apache.spark.sql.catalyst.planning.", "org.apache.spark.sql.execution.SparkStrategies")),
-    ("code generation (driver)", ("org.codehaus.janino.", "org.codehaus.commons.", "org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator")),
-    ("generated code (filter, project, hash)", ("org.apache.spark.sql.catalyst.expressions.GeneratedClass",)),
-    ("scheduler, RPC, Py4J, logging", ("org.apache.spark.scheduler.", "org.apache.spark.rpc.", "org.apache.spark.network.", "org.apache.log4j", "org.apache.logging.", "io.netty.", "py4j.", "org.apache.spark.sql.execution.streaming.", "org.apache.spark.executor.")),
-)  # fmt: skip
+S = "org.apache.spark."
+SQL = S + "sql."
+#: category: the class-name prefixes that claim a sample; a sample goes to the first category
+#: a frame of its stack names, from the top frame down (``S``/``SQL``: Spark's packages)
+TABLE = f"""
+protobuf decode (our JVM decoder): io.daggerworkbench.udf.Proto io.daggerworkbench.udf.WireInput
+  io.daggerworkbench.udf.Utf8
+decoder Row -> Spark row conversion: {SQL}catalyst.CatalystTypeConverters
+S2 cell ids: com.google.common.geometry. io.daggerworkbench.udf.S2
+observed metrics (dead letters): {SQL}execution.CollectMetricsExec
+  {SQL}execution.AggregatingAccumulator
+state store: {SQL}execution.streaming.state.
+aggregation (collect_set, count): {SQL}catalyst.expressions.aggregate. {SQL}execution.aggregate.
+Kafka source: org.apache.kafka. {SQL}kafka010.
+shuffle and compression: {S}shuffle. {S}storage. net.jpountz. com.github.luben.zstd {S}io.
+  {S}util.collection. {S}serializer.
+Parquet write: org.apache.parquet. {SQL}execution.datasources.
+cache (persist): {SQL}execution.columnar. {SQL}execution.InMemory
+planning and optimizer (driver): {SQL}catalyst.optimizer. {SQL}catalyst.analysis.
+  {SQL}catalyst.rules. {SQL}execution.QueryExecution {SQL}catalyst.planning.
+  {SQL}execution.SparkStrategies
+code generation (driver): org.codehaus.janino. org.codehaus.commons.
+  {SQL}catalyst.expressions.codegen.CodeGenerator
+generated code (filter, project, hash): {SQL}catalyst.expressions.GeneratedClass
+scheduler, RPC, Py4J, logging: {S}scheduler. {S}rpc. {S}network. org.apache.log4j
+  org.apache.logging. io.netty. py4j. {SQL}execution.streaming. {S}executor.
+"""
+
+
+def _categories(table: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``TABLE`` as (category, prefixes); an indented line continues the one above."""
+    rows: list[tuple[str, list[str]]] = []
+    for line in table.strip().splitlines():
+        if line.startswith(" "):
+            rows[-1][1].extend(line.split())
+        else:
+            label, _, prefixes = line.partition(": ")
+            rows.append((label, prefixes.split()))
+    return tuple((label, tuple(prefixes)) for label, prefixes in rows)
+
+
+CATEGORIES = _categories(TABLE)
 OTHER = "other (JDK, Spark core)"
 
 
@@ -169,7 +193,9 @@ def print_profiles(profiles: list[Profile]) -> None:
             cells.append(f"{p.samples[label] / total:>10.0%}{p.samples[label] * PERIOD_S:>8.2f}")
         delta = ""
         if diff:
-            delta = f"{(profiles[0].samples[label] - profiles[1].samples[label]) * PERIOD_S:>+16.2f}"
+            delta = (
+                f"{(profiles[0].samples[label] - profiles[1].samples[label]) * PERIOD_S:>+16.2f}"
+            )
         print(f"  {label:<40}" + "".join(cells) + delta)
     for p in profiles:
         if p.batches:

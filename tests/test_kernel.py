@@ -87,6 +87,8 @@ start.join(240)  # the start, then the preview warm-up
 print(ws.last_start().line())
 from workbench.notebook import warmup
 print(warmup.failures)
+jvm = wb.spark()._jvm
+print(list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()))
 """
 
 
@@ -97,9 +99,10 @@ def test_the_kernel_starts_spark_before_a_cell_asks(kernel, record_property):
     reply, outputs = execute(kernel, BACKGROUND_START)
     assert reply["status"] == "ok", outputs
     printed = "".join(o["text"] for o in outputs if o["output_type"] == "stream")
-    begun, line, failures = printed.split("\n")[:3]
+    begun, line, failures, jvm_flags = printed.split("\n")[:4]
     assert begun == "True" and line.startswith("spark: started in ") and "warm-up" in line
     assert failures == "[]"  # the preview warm-up ran through
+    assert "'-XX:TieredStopAtLevel=1'" in jvm_flags  # previews: the quick JIT only
     record_property("figure", f"kernel's background {line}")
 
 

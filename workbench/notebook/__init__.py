@@ -47,6 +47,12 @@ BOOTSTRAP_ENV = "WORKBENCH_BOOTSTRAP_SERVERS"
 #: ``background`` (default): the kernel starts Spark as it loads; ``on-use``: at first use.
 START_ENV = "WORKBENCH_SPARK_START"
 APP_NAME = "dagger-workbench-notebook"
+#: ``quick`` (default): the kernel's driver JVM compiles with the C1 JIT only; ``full``: C2
+#: too. A kernel runs previews over samples, where C2's compile time never pays back: the
+#: first ``%%dagger`` of a cold kernel took 5.6 s instead of 8.2 s, a warm one 0.27 s instead
+#: of 0.36 s (docs/benchmarks.md). Long streams in a kernel run faster with ``full``.
+JIT_ENV = "WORKBENCH_KERNEL_JIT"
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
 DEFAULT_LAST = 1000
 
 #: The current sample of each table: what previews and ``%%dagger`` run over.
@@ -69,8 +75,6 @@ def spark() -> SparkSession:
     says otherwise), its JVM logging to :func:`spark_log`'s file rather than into the cells.
     The kernel starts it in the background as it loads (:func:`start_spark`): this waits for
     that start, and raises its error, if any, once (the next call starts Spark again)."""
-    from workbench.spark import session
-
     _log_to_file()
     start = _state["start"]
     if start is not None:
@@ -84,7 +88,16 @@ def spark() -> SparkSession:
                 _state["start"] = None
             raise
         _state["start"] = None
-    return session(app_name=APP_NAME)
+    return _session()
+
+
+def _session() -> SparkSession:
+    """The kernel's session: Spark's own but for the driver JVM's JIT (:data:`JIT_ENV`)."""
+    from workbench.spark import driver_java_options, session
+
+    quick = os.environ.get(JIT_ENV, "quick").strip().lower() != "full"
+    options = driver_java_options() + (f" {QUICK_JIT}" if quick else "")
+    return session(app_name=APP_NAME, conf={"spark.driver.extraJavaOptions": options})
 
 
 def start_spark() -> None:
@@ -118,10 +131,10 @@ def _warm_up(spark: SparkSession) -> None:
 
 
 def _start() -> SparkSession:
-    from workbench.spark import last_start, session
+    from workbench.spark import last_start
 
     before = last_start()
-    spark = session(app_name=APP_NAME)
+    spark = _session()
     if last_start() is not before:  # this call started it
         _state["started"] = last_start()
     return spark

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from workbench.exceptions import SpecError
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from workbench.schemas import SchemaRegistry
     from workbench.spec import DaggerSpec
 
-    AnySpec = DaggerSpec | QualitySpec
+    AnySpec: TypeAlias = "DaggerSpec | QualitySpec"
 
 
 def _named(path: str) -> Any:

@@ -62,3 +62,15 @@ def test_alert_rules_name_metric_columns():
     assert KINDS.parse({**base, "alerts": [rule]}).alerts[0].name == "low"
     with pytest.raises(SpecError, match=r"alerts\[0\].when.*Unknown column 'scor'"):
         KINDS.parse({**base, "alerts": [{**rule, "when": "scor < 95"}]})
+
+
+def test_reconciling_a_delta_table_starts_spark_with_delta_lake():
+    base = {"kind": "quality", "name": "q", "streams": [STREAM], "spark_conf": {"a": "1"}}
+    parquet = KINDS.parse({**base, "reconcile": {"path": "/w"}})
+    delta = KINDS.parse({**base, "reconcile": {"path": "/w", "format": "delta"}})
+    assert parquet.session_conf() == {"a": "1"}
+    conf = delta.session_conf()
+    assert conf["a"] == "1" and "DeltaSparkSessionExtension" in conf["spark.sql.extensions"]
+    assert "delta-spark" in conf["spark.jars"]
+    with pytest.raises(SpecError, match="format"):
+        KINDS.parse({**base, "reconcile": {"path": "/w", "format": "iceberg"}})

@@ -6,7 +6,8 @@ a job, a replayed batch on restart, compaction with a reader running beside it.
 topic, forgets its last committed batch (a crash between the sink's write and Spark's
 commit) and runs it again, lists its files (``workbench warehouse files``), then
 compacts its closed partitions (``workbench warehouse compact``, both in this process)
-while a reader thread reads it; writes what each step saw to ``OUT.json``.
+while a reader thread reads it, and reads it as a quality job's reconciliation does; writes
+what each step saw to ``OUT.json``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+WINDOW_MS = 600_000  # a quality job's default window, 10 minutes
 
 
 def rows(frame) -> list:
@@ -82,6 +85,18 @@ class Reader(threading.Thread):
             self.first.set()
 
 
+def reconciled(spark, path: str, window_ends: list[int]) -> dict[str, int]:
+    """A quality job's warehouse counts of the table ({window start: rows}), 10-minute
+    windows over the rows' window ends, as its reconciliation reads them."""
+    from workbench.quality.reconcile import warehouse_counts
+    from workbench.quality.spec import ReconcileSpec
+
+    spec = ReconcileSpec(path=path, format="delta")
+    starts = {(end - 1) // WINDOW_MS * WINDOW_MS for end in window_ends}
+    counts = warehouse_counts(spark, spec, [*starts, 0], WINDOW_MS)
+    return {str(start): n for start, n in counts.items()}
+
+
 def main(spec_file: str, out: str) -> None:
     from workbench.spark import session
     from workbench.spec import load
@@ -108,6 +123,7 @@ def main(spec_file: str, out: str) -> None:
     reader.stop.set()
     reader.join()
     clock.append(("compaction", time.monotonic()))
+    table = rows(spark.read.format("delta").load(path))
     result = {
         "written": [first.totals.rows_written, second.totals.rows_written],
         "skipped": [first.totals.rows_skipped, second.totals.rows_skipped],
@@ -115,7 +131,8 @@ def main(spec_file: str, out: str) -> None:
         "before": before,
         "compact_out": compacted,
         "after": files(path),
-        "rows": rows(spark.read.format("delta").load(path)),
+        "rows": table,
+        "reconciled": reconciled(spark, path, [r[2] for r in table]),
         "rows_at_version": rows(
             spark.read.format("delta").option("versionAsOf", version).load(path)
         ),

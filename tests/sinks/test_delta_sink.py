@@ -99,3 +99,14 @@ def test_a_reader_during_compaction_sees_every_row_once(scenario):
     assert scenario["reads_during"], f"no read overlapped the compaction ({scenario['reads']})"
     for seen in scenario["reads_during"]:
         assert counted(seen) == scenario["expected"]
+
+
+def test_a_quality_job_reconciles_with_the_table(scenario):
+    """``reconcile: {format: delta}``: rows per 10-minute window as the table holds them
+    (a row at its window's end counts in the window holding end − 1 ms), 0 where none."""
+    window = 600_000
+    want: Counter = Counter()
+    for ((_, _, end), _), n in scenario["expected"].items():
+        want[(end - 1) // window * window] += n
+    found = {int(start): n for start, n in scenario["reconciled"].items()}
+    assert found == {**dict(want), 0: 0}

@@ -1,13 +1,15 @@
-"""Reconciliation: what a dagger's Parquet sink (the time-bucketed warehouse) holds for each
-quality window, compared with the records Kafka gave.
+"""Reconciliation: what a dagger's Parquet sink or Delta table (the time-bucketed warehouse)
+holds for each quality window, compared with the records Kafka gave.
 
 The warehouse rows of a window are those whose ``time_column`` falls in it (a dagger's
 ``window_timestamp`` is its window's *end* by default, ``time_is: end``: a row at ``t``
 belongs to the window holding ``t − 1 ms``); ``warehouse`` is their count, or the sum of
 ``count_column``. ``warehouse_missing`` is the window's decoded records in Kafka (over the
 quality job's topics) minus ``warehouse``: above 0, the warehouse lost rows (a deleted
-partition, a failed write); below 0, it holds more (a doubled window). The sink is read
-through its ``_spark_metadata`` log, files the log names but that are gone skipped.
+partition, a failed write); below 0, it holds more (a doubled window). A Parquet sink is
+read through its ``_spark_metadata`` log, a Delta table (``format: delta``; the quality job's
+session then has Delta Lake) through its own log; files a log names but that are gone are
+skipped.
 
 Windows are compared when they are emitted, and **re-checked** later (:func:`recheck`): a
 warehouse partition deleted after its window closed is found too. At the first
@@ -34,17 +36,22 @@ def warehouse_counts(
     """The warehouse count of each window start in ``windows`` (0 when it holds none)."""
     from pyspark.sql import functions as F
 
+    from workbench.warehouse.delta import is_table
+
     wanted = sorted(set(windows))
     if not wanted:
         return {}
     counts = dict.fromkeys(wanted, 0)
-    if not Path(spec.path).exists():
+    delta = spec.format == "delta"
+    if not Path(spec.path).exists() or (delta and not is_table(spec.path)):
         return counts
     shift = 1 if spec.time_is == "end" else 0
     previous = str(spark.conf.get("spark.sql.files.ignoreMissingFiles", "false"))
     spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
     try:
-        rows = spark.read.parquet(spec.path)
+        rows = (
+            spark.read.format("delta").load(spec.path) if delta else spark.read.parquet(spec.path)
+        )
         moment = F.unix_millis(F.col(spec.time_column).cast("timestamp")) - shift
         start = (F.floor(moment / window_ms) * window_ms).cast("long")
         amount = F.col(spec.count_column).cast("long") if spec.count_column else F.lit(1)

@@ -45,9 +45,12 @@ class QualityStream(StreamSpec):
 
 
 class ReconcileSpec(_Model):
-    """A dagger's Parquet sink to compare with Kafka, window by window."""
+    """A dagger's Parquet sink or Delta table to compare with Kafka, window by window."""
 
     path: str
+    format: Literal["parquet", "delta"] = Field(
+        "parquet", description="the dagger's sink: a parquet folder or a delta table"
+    )
     time_column: str = "window_timestamp"
     count_column: str | None = Field(None, description="a column of counts to sum; rows if unset")
     time_is: Literal["end", "start"] = Field(
@@ -147,6 +150,11 @@ class QualitySpec(_Model):
         return to_millis(self.trigger_interval)
 
     def session_conf(self) -> dict[str, str]:
+        """Its ``spark_conf``, over Delta Lake's settings when it reconciles a Delta table."""
+        if self.reconcile is not None and self.reconcile.format == "delta":
+            from workbench.warehouse.delta import session_conf
+
+            return session_conf() | dict(self.spark_conf)
         return dict(self.spark_conf)
 
     def with_bootstrap(self, servers: str) -> QualitySpec:

@@ -284,3 +284,38 @@ def test_job_state_is_resolved_once_and_shared_by_every_writer(
     assert len(resolved) == 1  # one schema registry for the plan and every writer
     assert totals.dead_letters == sent.malformed
     assert len(kafka_messages(bootstrap, f"{topic}-dlq")) == sent.malformed
+
+
+def test_a_lone_one_pass_writer_gets_each_micro_batch_uncached_and_computed_once(
+    spark, kafka_broker, tmp_path, monkeypatch
+):
+    """One Parquet sink and no rules: the job hands the writer each micro-batch uncached, and
+    counts its rows and dead letters from what the write computed (no count of its own).
+    Computed twice, a batch's observed metrics would double and disagree with the folders."""
+    from pyspark.sql import DataFrame
+
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "bookings")
+    sent = publish_events(bootstrap, topic, 3000, malformed=0.01)
+    assert sent.malformed > 10
+    spec = surge_spec(
+        bootstrap,
+        topic,
+        tmp_path,
+        [{"type": "parquet", "path": str(tmp_path / "parquet")}],
+        stream_options={"max_offsets_per_trigger": 1000},
+    )
+    persisted = []
+    persist = DataFrame.persist
+    monkeypatch.setattr(
+        DataFrame, "persist", lambda self, *a: persisted.append(self) or persist(self, *a)
+    )
+    totals = StreamingJob(spec, spark, available_now=True, emit=None).run()
+
+    assert totals.batches >= 3 and not persisted
+    parquet = spark.read.parquet(str(tmp_path / "parquet")).collect()
+    expected = closed(surge_windows(sent.events), sent.events)
+    assert surge_rows(r.asDict() for r in parquet) == expected
+    assert totals.rows_written == {f"parquet {tmp_path / 'parquet'}": len(parquet)}
+    dead = spark.read.parquet(str(tmp_path / "dead-letters")).collect()
+    assert len(dead) == sent.malformed == totals.dead_letters

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from workbench.observed import metrics as observed_metrics
 from workbench.sinks.registry import SINKS
 from workbench.sources.kafka import DECODED
 
@@ -35,17 +36,14 @@ def describe(spec: DaggerSpec) -> str:
     return SINKS.letters_sink(spec).describe()
 
 
+def names(tables: Iterable[str]) -> list[str]:
+    """The observed metrics holding the dead letters of stream ``tables``."""
+    return [f"{DECODED}{table}" for table in tables]
+
+
 def _metrics(query: StreamingQuery, tables: Iterable[str]) -> list:
     """The ``decoded_<table>`` metrics (JVM rows) of ``query``'s current micro-batch."""
-    metrics = query._jsq.streamingQuery().lastExecution().observedMetrics()  # type: ignore[attr-defined]
-    found = (metrics.get(f"{DECODED}{table}") for table in tables)
-    return [f.get() for f in found if f.isDefined()]
-
-
-def ran(query: StreamingQuery, tables: Iterable[str]) -> bool:
-    """Whether ``query``'s current micro-batch has been computed (its metrics observed)."""
-    tables = list(tables)
-    return len(_metrics(query, tables)) == len(tables)
+    return observed_metrics(query, names(tables))
 
 
 def observed_count(query: StreamingQuery, tables: Iterable[str]) -> int:

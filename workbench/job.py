@@ -20,6 +20,7 @@ restarts from its checkpoint and replays the unfinished batch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import threading
 import time
@@ -28,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench import checkpoints, deadletters, dedup, engine, spark_conf
+from workbench import checkpoints, deadletters, dedup, engine, observed, spark_conf
 from workbench.durations import spark_interval
 from workbench.exceptions import WorkbenchError
 from workbench.paths import subdir
@@ -215,18 +216,32 @@ class StreamingJob:
         return self
 
     def _start_query(self, result: DataFrame) -> StreamingQuery:
-        """One query; each micro-batch goes to every writer, then its dead letters."""
+        """One query; each micro-batch goes to every writer, then its dead letters.
+
+        The batch's result rows and dead letters are observed metrics of its plan, read once
+        a writer has computed it. A lone writer that writes in one pass (``one_pass``) gets
+        the batch as it is: one Spark job reads Kafka, decodes, aggregates and writes, as a
+        hand-written query into Spark's own sink would. Otherwise the batch is cached and
+        computed once before its readers (the writers, the alert rules) run side by side.
+        """
         ctx, dead_writer = self.context, self._dead
         assert dead_writer is not None
         name, tables = f"{self.spec.name}:{QUERY}", [s.table for s in self.spec.streams]
+        metrics = [observed.RESULT, *deadletters.names(tables)]
+        one_pass = (
+            len(self._writers) == 1
+            and self.on_rows is None
+            and getattr(self._writers[0][1], "one_pass", False)
+        )
 
         def fan_out(batch: DataFrame, batch_id: int) -> None:
             from concurrent.futures import ThreadPoolExecutor
 
             from pyspark import inheritable_thread_target
 
-            batch = batch.persist()
-            rules = None
+            if not one_pass:
+                batch = batch.persist()
+            rules, written = None, []
             try:
                 if len(self._writers) + (self.on_rows is not None) > 1:
                     batch.count()  # computed once, before its readers run side by side
@@ -238,21 +253,25 @@ class StreamingJob:
                             inheritable_thread_target(self.on_rows), batch, batch_id
                         )
                     for config, writer in self._writers:
-                        done = Written.of(writer.write(batch, batch_id))
-                        self.totals.add_written(config.describe(), done.rows, done.skipped)
+                        written.append((config, Written.of(writer.write(batch, batch_id))))
                     query = next(q for q in self.spark.streams.active if q.name == name)
-                    if not deadletters.ran(query, tables):
+                    if not observed.ran(query, metrics):
                         batch.count()  # no writer computed it: its dead letters are observed
+                    rows = functools.partial(observed.count, query, observed.RESULT)
+                    for config, done in written:
+                        self.totals.add_written(config.describe(), *done.counted(rows))
                     letters = deadletters.observed(query, tables)
                     if letters:
                         self.totals.dead_letters += dead_writer.write(letters, batch_id)
             finally:
-                batch.unpersist()
+                if not one_pass:
+                    batch.unpersist()
             if rules is not None:
                 rules.result()  # raises what the rules raised
 
         return (
-            result.writeStream.queryName(name)
+            result.observe(observed.RESULT, observed.result_rows())
+            .writeStream.queryName(name)
             .option("checkpointLocation", str(self.checkpoint / QUERY))
             .outputMode(ctx.output_mode)
             .trigger(**ctx.trigger)

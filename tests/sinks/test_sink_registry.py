@@ -11,7 +11,7 @@ from workbench import deadletters
 from workbench.exceptions import SpecError
 from workbench.job import StreamingJob
 from workbench.paths import subdir
-from workbench.sinks.registry import SINKS, LetterSinkConfig, SinkContext
+from workbench.sinks.registry import SINKS, LetterSinkConfig, SinkContext, Written
 from workbench.spec import parse
 
 SPEC = {
@@ -40,6 +40,19 @@ def test_dead_letter_types_come_from_the_registry_with_the_jobs_defaults():
     }
     spec = parse(SPEC | {"dead_letter": {"type": "kafka", "topic": "dlq"}})
     assert deadletters.describe(spec) == "kafka topic dlq"
+
+
+def test_a_writer_may_leave_the_count_of_a_batch_it_wrote_whole_to_the_job():
+    counts = []
+
+    def batch_rows() -> int:
+        counts.append(1)
+        return 7
+
+    assert Written.of(5).counted(batch_rows) == (5, 0) and not counts
+    assert Written(None).counted(batch_rows) == (7, 0)
+    assert Written(0, skipped=None).counted(batch_rows) == (0, 7)
+    assert Written(3, skipped=2).counted(batch_rows) == (3, 2) and len(counts) == 2
 
 
 def test_an_unknown_dead_letter_type_names_the_known_ones():

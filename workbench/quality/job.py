@@ -293,8 +293,8 @@ class QualityJob(StreamingJob):
         out = metrics.frame(self.spark, rows).persist()
         try:
             for config, writer in self._writers:
-                done = Written.of(writer.write(out, batch_id))
-                self.totals.add_written(config.describe(), done.rows, done.skipped)
+                done = Written.of(writer.write(out, batch_id)).counted(lambda: len(rows))
+                self.totals.add_written(config.describe(), *done)
             if self.on_rows is not None and rows:
                 self.on_rows(out, batch_id)
             # what the service's quality page reads, compacted to history_retention

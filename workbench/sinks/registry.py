@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -68,17 +69,30 @@ class SinkContext:
 
 @dataclass(frozen=True)
 class Written:
-    """What a writer did with one micro-batch: rows written, rows of a replay skipped."""
+    """What a writer did with one micro-batch: rows written, rows of a replay skipped.
+    ``None`` for either means all of the batch's rows, which the job counts (a writer that
+    writes the batch whole need not run a Spark job to count it)."""
 
-    rows: int
-    skipped: int = 0
+    rows: int | None
+    skipped: int | None = 0
 
     @classmethod
     def of(cls, result: int | Written) -> Written:
         return result if isinstance(result, Written) else cls(int(result))
 
+    def counted(self, batch_rows: Callable[[], int]) -> tuple[int, int]:
+        """(rows, skipped), ``None`` counted as ``batch_rows()``, the batch's rows."""
+        rows = batch_rows() if self.rows is None else self.rows
+        skipped = batch_rows() if self.skipped is None else self.skipped
+        return rows, skipped
+
 
 class SinkWriter(Protocol):
+    """Writes micro-batches. A writer whose :meth:`write` computes the batch in one Spark job
+    and reads it no more (it returns ``Written(None)`` rather than counting) says so with a
+    class attribute ``one_pass = True``: when it is a job's only reader, the job hands it the
+    micro-batch uncached, so the batch is computed once, by the write."""
+
     def write(self, batch: DataFrame, batch_id: int) -> int | Written:
         """Write one micro-batch; returns the rows written (0 for a replay it skipped)."""
         ...

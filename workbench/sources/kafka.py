@@ -53,6 +53,8 @@ METADATA = {
 #: Prefix of each stream's observed metric per micro-batch: ``rows`` (decoded records),
 #: ``dead`` (records that did not decode) and ``letters`` (those records, as JSON).
 DECODED = "decoded_"
+#: The column holding a record's dead letter (null for a record that decoded), observed.
+LETTER = "_letter"
 
 
 def connector_jars() -> list[Path]:
@@ -173,14 +175,21 @@ def open_stream(
 ) -> StreamFrames:
     """The decoded rows of one stream (a streaming frame observing its dead letters), with
     the message's top-level ``fields`` only (None: all; see :mod:`workbench.sources.pruning`)."""
-    from pyspark.sql import functions as F
-
     stream = resolved.spec
     raw = spark.readStream.format("kafka").options(**reader_options(stream, bootstrap_servers))
     records = decoded_records(spark, raw.load(), stream, registry, fields)
+    return StreamFrames(stream.table, decoded_rows(observe_letters(records, stream.table)))
+
+
+def observe_letters(records: DataFrame, table: str) -> DataFrame:
+    """``records`` (:func:`decoded_records`) observing the metric ``decoded_<table>``: the
+    count of records that decoded (``rows``) and did not (``dead``), and those (``letters``, as
+    JSON: table, topic, partition, offset, Kafka timestamp, key, raw bytes and error)."""
+    from pyspark.sql import functions as F
+
     bad = F.col("_decoded.error").isNotNull()
     letter = F.struct(
-        F.lit(stream.table).alias("table"),
+        F.lit(table).alias("table"),
         "topic",
         "partition",
         "offset",
@@ -190,11 +199,14 @@ def open_stream(
         F.col("_decoded.error").alias("error"),
     )
     # One observed metric per stream, right over the decoder: the projections above it
-    # stay prunable to the columns the SQL reads.
-    observed = records.observe(
-        f"{DECODED}{stream.table}",
+    # stay prunable to the columns the SQL reads. The operator observing is not code
+    # generated, so each column it reads is copied into a row for every record: the dead
+    # letter is built before it, for the bad records only (null for the rest), so a good
+    # record's key and raw bytes are never copied.
+    narrow = records.select("_decoded", *METADATA.values(), F.when(bad, letter).alias(LETTER))
+    return narrow.observe(
+        f"{DECODED}{table}",
         F.count(F.when(~bad, 1)).alias("rows"),
-        F.count(F.when(bad, 1)).alias("dead"),
-        F.to_json(F.collect_list(F.when(bad, letter))).alias("letters"),
+        F.count(LETTER).alias("dead"),
+        F.to_json(F.collect_list(LETTER)).alias("letters"),
     )
-    return StreamFrames(stream.table, decoded_rows(observed))

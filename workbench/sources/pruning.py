@@ -30,6 +30,7 @@ _PREFIX = "org.apache.spark.sql.catalyst."
 _ATTRIBUTE = _PREFIX + "expressions.AttributeReference"
 _FIELD = _PREFIX + "expressions.GetStructField"
 _METRICS = _PREFIX + "plans.logical.CollectMetrics"
+_PROJECT = _PREFIX + "plans.logical.Project"
 
 
 class Node:
@@ -97,6 +98,8 @@ def fields_in(plan: list[dict[str, Any]]) -> dict[str, frozenset[str] | None]:
     every: dict[str, set[str]] = {}
     for node in root.walk():
         for expression in expressions(node):
+            if node.kind == _PROJECT and _table_of(expression, tables) is not None:
+                continue  # ``_decoded`` passed through a projection: read where it is used
             _collect(expression, tables, read)
             for e in expression.walk():
                 table = _table_of(e, tables)

@@ -7,6 +7,10 @@ import os
 import pytest
 
 os.environ.setdefault("WORKBENCH_SPARK_MASTER", "local[2]")
+# Every Spark driver the tests start (this process's, the job service's jobs, the CLI's)
+# compiles with C1 only: tests run seconds over small data, where C2's compile threads only
+# take CPU from the other workers. Speed is the benchmarks' business, with both compilers.
+os.environ.setdefault("WORKBENCH_JIT", "quick")
 
 pytest_plugins = [
     "services_kafka",

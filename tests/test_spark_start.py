@@ -64,6 +64,7 @@ def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, t
 
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
     monkeypatch.delenv(jvm_archive.ENV, raising=False)
+    monkeypatch.delenv("WORKBENCH_JIT", raising=False)
     archive = jvm_archive.path()
     assert archive.parent == tmp_path / "jvm" and archive.name.startswith("spark-4.")
     assert "SharedArchiveFile" not in driver_java_options()  # none made yet
@@ -71,3 +72,15 @@ def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, t
     assert driver_java_options().endswith(f" -XX:SharedArchiveFile={archive}")
     monkeypatch.setenv(jvm_archive.ENV, "off")
     assert "SharedArchiveFile" not in driver_java_options()
+
+
+def test_drivers_compile_with_both_jits_unless_told_quick(monkeypatch):
+    from workbench.spark import QUICK_JIT, driver_java_options, short_lived_conf
+
+    monkeypatch.delenv("WORKBENCH_JIT", raising=False)
+    assert QUICK_JIT not in driver_java_options()  # a job's stream needs C2
+    assert driver_java_options(quick_jit=True).endswith(f" {QUICK_JIT}")
+    assert short_lived_conf()["spark.driver.extraJavaOptions"].endswith(f" {QUICK_JIT}")
+    monkeypatch.setenv("WORKBENCH_JIT", "quick")
+    assert driver_java_options().endswith(f" {QUICK_JIT}")
+    assert QUICK_JIT not in driver_java_options(quick_jit=False)  # told otherwise

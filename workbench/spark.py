@@ -69,13 +69,31 @@ def jars() -> list[str]:
     return [str(path) for spec in JAR_PROVIDERS for path in jar_provider(spec)()]
 
 
-def driver_java_options() -> str:
-    """The driver JVM's options: UTC, the log4j configuration and the class archive
-    (:mod:`workbench.jvm_archive`) when there is one."""
+#: The driver JVM compiling with the C1 JIT only: for a short-lived driver (a preview
+#: kernel, ``workbench validate``), whose code never runs long enough for C2's compile
+#: time to pay back (docs/benchmarks.md). Long streams need C2: jobs keep both compilers.
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+#: ``quick``: every driver JVM the workbench starts compiles with :data:`QUICK_JIT` unless
+#: told otherwise (the test suite sets it: its jobs run seconds over small data);
+#: ``full`` (default): both compilers.
+JIT_ENV = "WORKBENCH_JIT"
+
+
+def driver_java_options(quick_jit: bool | None = None) -> str:
+    """The driver JVM's options: UTC, the log4j configuration, the class archive
+    (:mod:`workbench.jvm_archive`) when there is one, and :data:`QUICK_JIT` if asked
+    (``None``: as :data:`JIT_ENV` says)."""
     from workbench.jvm_archive import java_options
 
+    if quick_jit is None:
+        quick_jit = os.environ.get(JIT_ENV, "full").strip().lower() == "quick"
     base = f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J}"
-    return f"{base} {java_options()}".strip()
+    return f"{base} {java_options()}{f' {QUICK_JIT}' if quick_jit else ''}".strip()
+
+
+def short_lived_conf() -> dict[str, str]:
+    """The session settings of a short-lived driver: :data:`QUICK_JIT`."""
+    return {"spark.driver.extraJavaOptions": driver_java_options(quick_jit=True)}
 
 
 def session(

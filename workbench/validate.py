@@ -85,10 +85,10 @@ def check_names(
 
 
 def check(spec: DaggerSpec) -> ValidationReport:
-    from workbench.spark import session
+    from workbench.spark import session, short_lived_conf
 
     resolved = check_names(spec, streams.registry_for(spec))  # before Spark starts
-    plan = dry_run.check(session(), spec, resolved)
+    plan = dry_run.check(session(conf=short_lived_conf()), spec, resolved)
     schema = plan.result.schema
     for index, sink in enumerate(spec.sinks):
         try:

@@ -52,7 +52,6 @@ APP_NAME = "dagger-workbench-notebook"
 #: first ``%%dagger`` of a cold kernel took 5.6 s instead of 8.2 s, a warm one 0.27 s instead
 #: of 0.36 s (docs/benchmarks.md). Long streams in a kernel run faster with ``full``.
 JIT_ENV = "WORKBENCH_KERNEL_JIT"
-QUICK_JIT = "-XX:TieredStopAtLevel=1"
 DEFAULT_LAST = 1000
 
 #: The current sample of each table: what previews and ``%%dagger`` run over.
@@ -96,7 +95,7 @@ def _session() -> SparkSession:
     from workbench.spark import driver_java_options, session
 
     quick = os.environ.get(JIT_ENV, "quick").strip().lower() != "full"
-    options = driver_java_options() + (f" {QUICK_JIT}" if quick else "")
+    options = driver_java_options(quick_jit=quick)
     return session(app_name=APP_NAME, conf={"spark.driver.extraJavaOptions": options})
 
 

@@ -234,6 +234,13 @@ def jvm(bench: Bench, folder: Path) -> list[StreamingQuery]:
     return await_all([hand.to_parquet(jvm_surge(bench), folder / "out", folder / "checkpoint")])
 
 
+def jvm_letters(bench: Bench, folder: Path) -> list[StreamingQuery]:
+    """(c) observing its undecodable records as the engine observes its dead letters."""
+    rows = hand.jvm_rows(bench.raw(), bench.registry, letters=True)
+    frame = hand.surge(rows, hand.jvm_s2id)
+    return await_all([hand.to_parquet(frame, folder / "out", folder / "checkpoint")])
+
+
 def to_noop(frame: DataFrame, folder: Path) -> list[StreamingQuery]:
     writer = frame.writeStream.format("noop").option("checkpointLocation", str(folder / "cp"))
     return await_all([writer.trigger(availableNow=True).start()])
@@ -305,6 +312,7 @@ VARIANTS: dict[str, tuple[str, Measure, bool]] = {
     "python-row": ("(b') PySpark: row udf, s2sphere", spark(python("row")), False),
     "python-dict": ('(b") PySpark: udf, MessageToDict', spark(python("dict")), False),
     "jvm": ("(c)  by hand: JVM decoder, S2Id", spark(jvm), True),
+    "jvm-letters": ("     pass: (c) observing dead letters", spark(jvm_letters), True),
     "flink": ("(F)  Flink 2.2 SQL, MiniCluster 2 slots", flink(), True),
     "flink-cp": ("(F') the same, checkpoints every 3 s", flink("3s"), True),
     "read": ("     pass: Kafka read → noop", spark(read), True),
@@ -494,8 +502,8 @@ def print_flink_check(runs: dict[str, list[Run]]) -> bool:
     return same
 
 
-def print_batches(run: Run) -> None:
-    print(f"\n(a) micro-batches of its best run ({run.seconds:.1f} s), durationMs from Spark:")
+def print_batches(run: Run, label: str = "(a)") -> None:
+    print(f"\n{label} micro-batches of its best run ({run.seconds:.1f} s), durationMs from Spark:")
     phases = "".join(f"{p:>14}" for p in PHASES)
     print(f"  {'query':<27}{'batch':>6}{'rows':>10}{phases}{'trigger':>9}")
     for query, batches in run.batches.items():
@@ -628,11 +636,22 @@ def run(args: argparse.Namespace) -> bool:
     print_table(runs)
     same = print_results(runs)
     same = print_flink_check(runs) and same
-    engine_run = best(runs, "engine")
-    if engine_run:
-        print_batches(engine_run)
+    for name, label in (("engine", "(a)"), ("jvm", "(c)")):
+        best_run = best(runs, name)
+        if best_run:
+            print_batches(best_run, label)
     print_split(runs)
+    if args.plans:
+        print_plans(runs)
     return same
+
+
+def print_plans(runs: dict[str, list[Run]]) -> None:
+    """Each variant's last physical plan (of its best run), query by query (``--plans``)."""
+    for name in runs:
+        run = best(runs, name)
+        for query, plan in run.plans.items() if run else ():
+            print(f"\nphysical plan of {name} ({query}):\n{plan}")
 
 
 def main() -> None:
@@ -645,6 +664,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each JVM variant")
     parser.add_argument("--python", default="pandas,row", help="Python forms: pandas,row,dict")
     parser.add_argument("--only", default="", help=f"variants, of {','.join(VARIANTS)}")
+    parser.add_argument("--plans", action="store_true", help="print each variant's plan")
     parser.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )

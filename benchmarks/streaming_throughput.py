@@ -20,6 +20,7 @@ and, to split (a)'s time, passes over the same topic, each alone:
   read         Kafka → noop sink
   decode       Kafka → JVM decoder (the 6 fields) → noop sink
   aggregate    (c) into the noop sink (no Parquet write)
+  jvm-letters  (c) observing its undecodable records as the engine observes its dead letters
   engine-main  (a) without its dead-letter handling (the job's result into its Parquet writer)
 
 Every variant first runs once, untimed, over a warm-up topic (JIT, Python workers, Kafka
@@ -47,13 +48,14 @@ customers; the start is the end − 60 s in both), else the exit status is 1.
 It prints the preload; a table of variant, best seconds, events/s and the ratios against (b)
 (the fastest Python form) and (c), with the issue's targets, and (a)/Flink, (a)/(c),
 (a)/read; the result check (rows and a checksum of every Parquet output, which must all
-agree, and Flink's rows against (a)'s, else the exit status is 1); (a)'s
-micro-batches from Spark's progress (durationMs phases) with how often its plan scans Kafka
-and where it decodes; and where (a)'s time goes, stage by stage.
+agree, and Flink's rows against (a)'s, else the exit status is 1); (a)'s and (c)'s
+micro-batches from Spark's progress (durationMs phases) with how often each plan scans Kafka
+and where it decodes; where (a)'s time goes, stage by stage; and with ``--plans`` each
+variant's physical plan.
 
     .venv/bin/python benchmarks/streaming_throughput.py [--events 2000000] [--repeat 3]
         [--max-offsets 500000] [--python pandas,row,dict] [--only engine,jvm,flink,read]
-        [--conf spark.sql.shuffle.partitions=2 ...] [--flink-conf KEY=VALUE ...]
+        [--conf spark.sql.shuffle.partitions=2 ...] [--flink-conf KEY=VALUE ...] [--plans]
 """
 
 from __future__ import annotations

@@ -257,7 +257,9 @@ class StreamingJob:
                     query = next(q for q in self.spark.streams.active if q.name == name)
                     if not observed.ran(query, metrics):
                         batch.count()  # no writer computed it: its dead letters are observed
-                    rows = functools.partial(observed.count, query, observed.RESULT)
+                    rows = functools.cache(
+                        functools.partial(observed.count, query, observed.RESULT)
+                    )
                     for config, done in written:
                         self.totals.add_written(config.describe(), *done.counted(rows))
                     letters = deadletters.observed(query, tables)

@@ -20,7 +20,7 @@ and, to split (a)'s time, passes over the same topic, each alone:
   read         Kafka → noop sink
   decode       Kafka → JVM decoder (the 6 fields) → noop sink
   aggregate    (c) into the noop sink (no Parquet write)
-  jvm-letters  (c) observing its undecodable records as the engine observes its dead letters
+  jvm-letters  (c) collecting its undecodable records as the engine collects its dead letters
   engine-main  (a) without its dead-letter handling (the job's result into its Parquet writer)
 
 Every variant first runs once, untimed, over a warm-up topic (JIT, Python workers, Kafka
@@ -237,7 +237,7 @@ def jvm(bench: Bench, folder: Path) -> list[StreamingQuery]:
 
 
 def jvm_letters(bench: Bench, folder: Path) -> list[StreamingQuery]:
-    """(c) observing its undecodable records as the engine observes its dead letters."""
+    """(c) collecting its undecodable records as the engine collects its dead letters."""
     rows = hand.jvm_rows(bench.raw(), bench.registry, letters=True)
     frame = hand.surge(rows, hand.jvm_s2id)
     return await_all([hand.to_parquet(frame, folder / "out", folder / "checkpoint")])
@@ -314,7 +314,7 @@ VARIANTS: dict[str, tuple[str, Measure, bool]] = {
     "python-row": ("(b') PySpark: row udf, s2sphere", spark(python("row")), False),
     "python-dict": ('(b") PySpark: udf, MessageToDict', spark(python("dict")), False),
     "jvm": ("(c)  by hand: JVM decoder, S2Id", spark(jvm), True),
-    "jvm-letters": ("     pass: (c) observing dead letters", spark(jvm_letters), True),
+    "jvm-letters": ("     pass: (c) collecting dead letters", spark(jvm_letters), True),
     "flink": ("(F)  Flink 2.2 SQL, MiniCluster 2 slots", flink(), True),
     "flink-cp": ("(F') the same, checkpoints every 3 s", flink("3s"), True),
     "read": ("     pass: Kafka read → noop", spark(read), True),

@@ -203,22 +203,21 @@ def python_pipeline(raw: DataFrame, form: str) -> DataFrame:
 def jvm_rows(raw: DataFrame, registry: SchemaRegistry, letters: bool = False) -> DataFrame:
     """Kafka records decoded by the workbench's JVM decoder (the fields the surge reads only,
     one projection of the struct, as its docstring asks), the valid ones only; with
-    ``letters``, the undecodable ones observed as the engine observes its dead letters."""
+    ``letters``, the undecodable ones collected as the engine collects its dead letters."""
     from pyspark.sql import functions as F
 
-    from workbench.sources.kafka import observe_letters
+    from workbench.sources.letters import LetterTap
 
     decode = decoder(
         raw.sparkSession, registry, MESSAGE, required_field="event_timestamp", fields=FIELDS
     )
     if letters:
-        decoded = observe_letters(
-            raw.select(decode(F.col("value")).alias("_decoded"), *raw.columns), "booking"
-        )
-        d = "_decoded"
+        records = raw.select(decode(F.col("value")).alias("_decoded"), *raw.columns)
+        decoded, d = LetterTap(raw.sparkSession, "booking").keep(records), "_decoded"
     else:
         decoded, d = raw.select(decode(F.col("value")).alias("d")), "d"
-    return decoded.where(F.col(f"{d}.error").isNull()).select(*(f"{d}.message.{f}" for f in FIELDS))
+        decoded = decoded.where(F.col(f"{d}.error").isNull())
+    return decoded.select(*(f"{d}.message.{f}" for f in FIELDS))
 
 
 def jvm_s2id(lat: Column, lng: Column) -> Column:

@@ -1,8 +1,8 @@
 """Dead letters: records that did not decode (or had no event time), kept with their origin.
 
-The Kafka source hands each micro-batch's dead letters out of the plan as an observed
-metric (see :mod:`workbench.sources.kafka`), so Kafka is scanned once per batch;
-:func:`observed` reads them back as rows once the batch has been computed. Gathering them
+The Kafka source hands each micro-batch's dead letters out of the plan through a tap per
+stream (:mod:`workbench.sources.letters`), so Kafka is scanned once per batch;
+:func:`collected` takes them as rows once the batch has been computed. Gathering them
 on the driver is bounded by the batch size: set ``max_offsets_per_trigger`` on streams
 whose records may all be bad.
 
@@ -16,18 +16,14 @@ Parquet (:mod:`workbench.sinks.dead_parquet`) or a Kafka topic
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from workbench.observed import metrics as observed_metrics
 from workbench.sinks.registry import SINKS
-from workbench.sources.kafka import DECODED
 
 if TYPE_CHECKING:
-    from pyspark.sql.streaming import StreamingQuery
-
+    from workbench.sources.letters import LetterTap
     from workbench.spec import DaggerSpec
 
 
@@ -36,31 +32,15 @@ def describe(spec: DaggerSpec) -> str:
     return SINKS.letters_sink(spec).describe()
 
 
-def names(tables: Iterable[str]) -> list[str]:
-    """The observed metrics holding the dead letters of stream ``tables``."""
-    return [f"{DECODED}{table}" for table in tables]
-
-
-def _metrics(query: StreamingQuery, tables: Iterable[str]) -> list:
-    """The ``decoded_<table>`` metrics (JVM rows) of ``query``'s current micro-batch."""
-    return observed_metrics(query, names(tables))
-
-
-def observed_count(query: StreamingQuery, tables: Iterable[str]) -> int:
-    """How many records of ``query``'s current micro-batch did not decode."""
-    return sum(int(row.getAs("dead")) for row in _metrics(query, tables))
-
-
-def observed(query: StreamingQuery, tables: Iterable[str]) -> list[dict[str, Any]]:
-    """The dead letters of ``query``'s current micro-batch, from the ``decoded_<table>``
-    metrics its plan observed, as plain rows (no Spark job). Call it inside foreachBatch,
-    after the batch has been computed. A record observed twice (a retried task) is kept once."""
+def collected(taps: Iterable[LetterTap]) -> list[dict[str, Any]]:
+    """The dead letters ``taps`` collected since they were last drained, as plain rows (no
+    Spark job), the taps left empty. Call it inside foreachBatch, after the batch has been
+    computed. A record collected twice (a retried task) is kept once."""
     letters: dict[tuple[str, int, int], dict[str, Any]] = {}
-    for metric in _metrics(query, tables):
-        if metric.getAs("dead") > 0:
-            for item in json.loads(metric.getAs("letters")):
-                letter = _letter(item)
-                letters[(letter["topic"], letter["partition"], letter["offset"])] = letter
+    for tap in taps:
+        for item in tap.drain():
+            letter = _letter(item)
+            letters[(letter["topic"], letter["partition"], letter["offset"])] = letter
     return list(letters.values())
 
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
     from workbench.schemas.registry import SchemaRegistry
+    from workbench.sources.letters import LetterTap
 
 QUERY = checkpoints.QUERY  # the job's streaming query (and its checkpoint folder)
 
@@ -108,6 +109,8 @@ class StreamingJob:
         self._spark = spark
         self._listener: ProgressListener | None = None
         self.resumed = False  # the checkpoint had committed micro-batches before this run
+        #: each stream's dead-letter tap in the last :meth:`plan`
+        self.letters: list[LetterTap] = []
 
     # --- building ---------------------------------------------------------------------
 
@@ -145,20 +148,23 @@ class StreamingJob:
         return self._context
 
     def plan(self) -> DataFrame:
-        """The dagger's result, streaming; each stream's dead letters are observed in it
-        (:func:`workbench.deadletters.observed`). Its decoders decode only the message fields
-        the SQL reads (:mod:`workbench.sources.pruning`)."""
+        """The dagger's result, streaming; each stream's dead letters go to its tap in
+        :attr:`letters` (:func:`workbench.deadletters.collected`). Its decoders decode only
+        the message fields the SQL reads (:mod:`workbench.sources.pruning`)."""
         from workbench.sources.pruning import read_fields
 
-        full = self._plan({})
+        full, taps = self._plan({})
         fields = read_fields(full)
-        if not fields or all(f is None for f in fields.values()):
-            return full
-        pruned = self._plan(fields)
-        return pruned if pruned.schema == full.schema else full
+        if fields and any(f is not None for f in fields.values()):
+            pruned, pruned_taps = self._plan(fields)
+            if pruned.schema == full.schema:
+                full, taps = pruned, pruned_taps
+        self.letters = taps
+        return full
 
-    def _plan(self, fields: dict[str, frozenset[str] | None]) -> DataFrame:
-        """The result, each stream table decoding ``fields[table]`` (absent or None: all)."""
+    def _plan(self, fields: dict[str, frozenset[str] | None]) -> tuple[DataFrame, list[LetterTap]]:
+        """The result, each stream table decoding ``fields[table]`` (absent or None: all),
+        and the streams' dead-letter taps."""
         from workbench.rowtime import not_before
         from workbench.sources.kafka import open_stream
         from workbench.sql.enums import values_of
@@ -186,7 +192,8 @@ class StreamingJob:
             rowtime=self.spec.rowtime_attribute,
             watermark_delay_ms=self.spec.watermark_delay_ms,
         )
-        return dedup.apply(plan.result, self.spec.deduplicate, self.spec.rowtime_attribute)
+        result = dedup.apply(plan.result, self.spec.deduplicate, self.spec.rowtime_attribute)
+        return result, [s.letters for s in streams]
 
     # --- running ----------------------------------------------------------------------
 
@@ -218,16 +225,16 @@ class StreamingJob:
     def _start_query(self, result: DataFrame) -> StreamingQuery:
         """One query; each micro-batch goes to every writer, then its dead letters.
 
-        The batch's result rows and dead letters are observed metrics of its plan, read once
-        a writer has computed it. A lone writer that writes in one pass (``one_pass``) gets
-        the batch as it is: one Spark job reads Kafka, decodes, aggregates and writes, as a
-        hand-written query into Spark's own sink would. Otherwise the batch is cached and
-        computed once before its readers (the writers, the alert rules) run side by side.
+        The batch's result rows are an observed metric of its plan and its dead letters are
+        in the streams' taps, both read once a writer has computed it. A lone writer that
+        writes in one pass (``one_pass``) gets the batch as it is: one Spark job reads Kafka,
+        decodes, aggregates and writes, as a hand-written query into Spark's own sink would.
+        Otherwise the batch is cached and computed once before its readers (the writers, the
+        alert rules) run side by side.
         """
         ctx, dead_writer = self.context, self._dead
         assert dead_writer is not None
-        name, tables = f"{self.spec.name}:{QUERY}", [s.table for s in self.spec.streams]
-        metrics = [observed.RESULT, *deadletters.names(tables)]
+        name, taps = f"{self.spec.name}:{QUERY}", list(self.letters)
         one_pass = (
             len(self._writers) == 1
             and self.on_rows is None
@@ -239,6 +246,7 @@ class StreamingJob:
 
             from pyspark import inheritable_thread_target
 
+            deadletters.collected(taps)  # left by an attempt of this batch that failed
             if not one_pass:
                 batch = batch.persist()
             rules, written = None, []
@@ -255,14 +263,15 @@ class StreamingJob:
                     for config, writer in self._writers:
                         written.append((config, Written.of(writer.write(batch, batch_id))))
                     query = next(q for q in self.spark.streams.active if q.name == name)
-                    if not observed.ran(query, metrics):
-                        batch.count()  # no writer computed it: its dead letters are observed
+                    if not observed.ran(query, [observed.RESULT]):
+                        batch.count()  # no writer computed it: its dead letters are collected
                     rows = functools.cache(
                         functools.partial(observed.count, query, observed.RESULT)
                     )
                     for config, done in written:
                         self.totals.add_written(config.describe(), *done.counted(rows))
-                    letters = deadletters.observed(query, tables)
+                    letters = deadletters.collected(taps)
+                    self.totals.letters_by_batch[batch_id] = len(letters)
                     if letters:
                         self.totals.dead_letters += dead_writer.write(letters, batch_id)
             finally:

@@ -3,7 +3,7 @@
 A plan observes a metric (``DataFrame.observe``) wherever it is computed: once a Spark job
 has computed the micro-batch (a writer, a count), each metric's value is on the query's
 last execution, read here with no further Spark job. The job observes its result's rows
-(:data:`RESULT`) and each stream's dead letters (:mod:`workbench.deadletters`).
+(:data:`RESULT`).
 """
 
 from __future__ import annotations

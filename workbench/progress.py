@@ -17,8 +17,6 @@ from typing import Any
 
 from pyspark.sql.streaming import StreamingQueryListener
 
-from workbench.sources.kafka import DECODED
-
 
 @dataclass
 class Totals:
@@ -31,6 +29,9 @@ class Totals:
     dead_letters: int = 0
     rows_written: dict[str, int] = field(default_factory=dict)
     rows_skipped: dict[str, int] = field(default_factory=dict)
+    #: dead letters per micro-batch whose progress is not reported yet (the job sets them
+    #: after the batch, :class:`ProgressListener` takes them when Spark reports it)
+    letters_by_batch: dict[int, int] = field(default_factory=dict)
     batches: int = 0
     watermark: str | None = None
     last_write_at: float | None = None  # epoch seconds of the last write of 1+ rows
@@ -80,17 +81,15 @@ class BatchReport:
         )
 
 
-def report(progress: Any) -> BatchReport:
+def report(progress: Any, dead_letters: int = 0) -> BatchReport:
     """A :class:`BatchReport` from Spark's ``StreamingQueryProgress``.
 
-    Rows are the decoded records the job observed (``decoded_*`` metrics): Spark's own
-    ``numInputRows`` counts every scan of a source, and a job scans each twice (result
-    and dead-letter branches). Rates are scaled to match."""
+    Rows are the records that decoded: those the batch read (``numInputRows``; a job scans
+    each source once per batch) less its ``dead_letters``, which left the plan through the
+    streams' taps (:mod:`workbench.sources.letters`). Rates are scaled to match."""
     late = sum(int(op.numRowsDroppedByWatermark or 0) for op in progress.stateOperators or [])
-    observed = progress.observedMetrics or {}
-    decoded = [int(row["rows"]) for name, row in observed.items() if name.startswith(DECODED)]
     scanned = int(progress.numInputRows or 0)
-    rows = sum(decoded) if decoded else scanned
+    rows = max(scanned - dead_letters, 0)
     scale = rows / scanned if scanned else 1.0
     watermark = (progress.eventTime or {}).get("watermark")
     if watermark and watermark.startswith("1970-01-01"):
@@ -162,9 +161,11 @@ class ProgressListener(StreamingQueryListener):
         pass
 
     def onQueryProgress(self, event: Any) -> None:
-        batch = report(event.progress)
-        if batch.query != self.main:
+        progress = event.progress
+        if (progress.name or str(progress.id)) != self.main:
             return
+        dead = self.totals.letters_by_batch.pop(int(progress.batchId), 0)
+        batch = report(progress, dead)
         with self._lock:
             self.totals.batches += 1
             self.totals.input_rows += batch.input_rows

@@ -56,17 +56,18 @@ def app_of(cluster, name: str) -> dict | None:
     return next((a for a in apps if a.get("name") == f"dagger-{name}"), None)
 
 
-def submit(service, bootstrap: str, tmp: Path, name: str, cluster: str):
+def submit(service, bootstrap: str, tmp: Path, name: str, cluster: str, malformed: float = 0.0):
     """Alice submits the surge dagger ``name`` on ``cluster``, its topic holding 3000
-    bookings (5 minutes of event time), its sink Parquet: (topic, events, spec, body)."""
+    bookings (5 minutes of event time; ``malformed`` of the records undecodable), its sink
+    Parquet: (topic, what was published, spec, body)."""
     topic = new_topic(bootstrap, name)
-    events = list(publish_events(bootstrap, topic, 3000, seed=51, rate_per_s=10.0).events)
+    sent = publish_events(bootstrap, topic, 3000, seed=51, rate_per_s=10.0, malformed=malformed)
     sink = {"type": "parquet", "path": str(tmp / "pq")}
     spec = surge_spec(bootstrap, topic, tmp, [sink], name=name)
     body = {"name": name, "team": "pricing", "spec_yaml": spec.to_yaml(), "cluster": cluster}
     answer = service.api("alice", "POST", "/jobs", body)
     assert answer.status_code == 201, answer.text
-    return topic, events, spec, body
+    return topic, sent, spec, body
 
 
 @pytest.fixture(scope="module")
@@ -107,10 +108,10 @@ def test_a_submitted_surge_dagger_on_a_standalone_cluster_equals_replay(
     service, spark_cluster, kafka_broker, spark, tmp_path
 ):
     bootstrap = kafka_broker.bootstrap
-    topic, events, spec, body = submit(
-        service, bootstrap, tmp_path, "surge-standalone", "standalone"
+    topic, sent, spec, body = submit(
+        service, bootstrap, tmp_path, "surge-standalone", "standalone", malformed=0.01
     )
-    out = spec.sinks[0].path
+    events, out = list(sent.events), spec.sinks[0].path
     # another team may not use the cluster
     refused = service.api("bob", "POST", "/jobs", {**body, "name": "x", "team": "supply"})
     assert refused.status_code == 400 and "local" in refused.json()["error"]["message"]
@@ -123,6 +124,15 @@ def test_a_submitted_surge_dagger_on_a_standalone_cluster_equals_replay(
     )  # fmt: skip
     assert job["cluster"] == "standalone" and job["status"] == "RUNNING"
     assert parquet_rows(spark, out) == expected
+    # the undecodable records, collected on the cluster's executors, each kept once
+    assert sent.malformed > 0
+    job = service.wait_for(
+        "surge-standalone", lambda j: (j["metrics"] or {}).get("dead_letters") == sent.malformed,
+        60, "every dead letter counted",
+    )  # fmt: skip
+    letters = spark.read.parquet(str(tmp_path / "dead-letters")).collect()
+    assert len(letters) == len({(r.partition, r.offset) for r in letters}) == sent.malformed
+    assert all(r.topic == topic and r.error and r.value for r in letters)
 
     # it ran on the cluster: an application of the master, with the cluster's resources
     app = app_of(spark_cluster, "surge-standalone")
@@ -144,7 +154,8 @@ def test_a_job_whose_cluster_dies_resumes_on_the_standby_exactly(
     service, cluster_a, spark_cluster, kafka_broker, spark, tmp_path, record_property
 ):
     bootstrap = kafka_broker.bootstrap
-    topic, events, spec, _ = submit(service, bootstrap, tmp_path, "surge-failover", "a")
+    topic, sent, spec, _ = submit(service, bootstrap, tmp_path, "surge-failover", "a")
+    events = list(sent.events)
     out = spec.sinks[0].path
     first = service.wait_for(
         "surge-failover", lambda j: j["status"] == "RUNNING" and parquet_rows(spark, out), 300,

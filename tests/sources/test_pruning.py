@@ -8,25 +8,30 @@ import pytest
 from streaming import surge_spec
 
 from workbench.job import StreamingJob
-from workbench.sources.kafka import DECODED
+from workbench.sources.letters import LetterTap
 from workbench.sources.pruning import read_fields
 
 
 @pytest.fixture
 def stream(spark):
-    """A batch frame shaped as open_stream's: a `_decoded` struct observed, then flattened."""
+    """A batch frame shaped as open_stream's: a `_decoded` struct next to Kafka's columns,
+    through a dead-letter tap, then flattened."""
     from pyspark.sql import functions as F
 
     message = F.struct(
         F.col("id").alias("a"), (F.col("id") * 2).alias("b"), F.lit("x").alias("c")
     ).alias("message")
-    decoded = spark.range(3).select(
-        F.struct(message, F.lit(None).cast("string").alias("error")).alias("_decoded")
+    error = F.when(F.rand() > 0.5, "bad").alias("error")  # nondeterministic, as the decoder
+    records = spark.range(3).select(
+        F.struct(message, error).alias("_decoded"),
+        F.lit("trips").alias("topic"),
+        F.lit(0).alias("partition"),
+        F.col("id").alias("offset"),
+        F.current_timestamp().alias("timestamp"),
+        F.lit(None).cast("binary").alias("key"),
+        F.lit(None).cast("binary").alias("value"),
     )
-    observed = decoded.observe(
-        f"{DECODED}trips", F.count(F.when(F.col("_decoded.error").isNotNull(), 1)).alias("dead")
-    )
-    return observed.where("_decoded.error IS NULL").select("_decoded.message.*")
+    return LetterTap(spark, "trips").keep(records).select("_decoded.message.*")
 
 
 def test_the_fields_the_query_reads(stream):
@@ -40,7 +45,7 @@ def test_every_field_read_is_none(stream):
     assert read_fields(stream.selectExpr("struct(*) AS row")) == {"trips": None}
 
 
-def test_a_plan_without_observed_streams_reads_nothing_of_them(spark):
+def test_a_plan_without_tapped_streams_reads_nothing_of_them(spark):
     assert read_fields(spark.range(3)) == {}
 
 
@@ -60,7 +65,7 @@ def decoded_fields(frame) -> list[str]:
 def test_the_surge_dagger_decodes_the_six_fields_it_reads(spark, kafka_broker, tmp_path):
     spec = surge_spec(kafka_broker.bootstrap, "pruning-unused", tmp_path, [])
     job = StreamingJob(spec, spark, checkpoint=tmp_path / "checkpoint")
-    full, pruned = job._plan({}), job.plan()
+    (full, _), pruned = job._plan({}), job.plan()
     six = ["customer_id", "event_timestamp", "pickup_lat", "pickup_long", "status", "vehicle_type"]
     assert read_fields(full) == {"booking": frozenset(six)}
     assert decoded_fields(pruned) == six

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
+    from workbench.sources.letters import LetterTap
     from workbench.spec import DaggerSpec
 
 Mode = Literal["append", "update"]
@@ -158,6 +159,7 @@ class LivePreview:
         self._listeners: list[Listener] = []
         self._watcher: threading.Thread | None = None
         self._started_at = 0.0
+        self._letters: list[LetterTap] = []  # the plan's dead-letter taps
 
     # --- running ------------------------------------------------------------------------
 
@@ -198,7 +200,10 @@ class LivePreview:
     def _plan(self) -> DataFrame:
         from workbench.job import StreamingJob
 
-        return StreamingJob(self.spec, self.spark, checkpoint=self.checkpoint, emit=None).plan()
+        job = StreamingJob(self.spec, self.spark, checkpoint=self.checkpoint, emit=None)
+        result = job.plan()
+        self._letters = job.letters
+        return result
 
     def _on_batch(self, batch: DataFrame, batch_id: int) -> None:
         """foreachBatch: merge the micro-batch into the bounded table (runs on Spark's
@@ -209,14 +214,11 @@ class LivePreview:
             return
         batch = batch.persist()
         try:
-            batch.count()  # every partition runs: its state is committed, its metrics observed
+            batch.count()  # every partition runs: its state is committed, its letters collected
             rows: pd.DataFrame = batch.limit(self.max_rows + 1).toPandas()  # type: ignore[assignment]
         finally:
             batch.unpersist()
-        dead = 0
-        with contextlib.suppress(Exception):  # no query handle yet (the first batch races start)
-            tables = [s.table for s in self.spec.streams]
-            dead = deadletters.observed_count(self.query, tables)  # type: ignore[arg-type]
+        dead = len(deadletters.collected(self._letters))
         with self._lock:
             self.batches += 1
             self.undecodable += dead

@@ -6,9 +6,9 @@ are excluded, so nothing is loaded twice).
 
 :func:`open_stream` reads one spec stream into ``rows``: the decoded message fields plus
 :data:`METADATA` columns. The records that did not decode (or had no event time) leave
-the plan in an observed metric, ``decoded_<table>``: their count and, as JSON, each one's
+the plan through the stream's :class:`~workbench.sources.letters.LetterTap`, each with its
 topic, partition, offset, Kafka timestamp, key, raw bytes and error. So each micro-batch
-scans Kafka and decodes once; :mod:`workbench.deadletters` turns the metric back into rows.
+scans Kafka and decodes once; :mod:`workbench.deadletters` takes the tap's letters.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from workbench.schemas import SchemaRegistry
+    from workbench.sources.letters import LetterTap
     from workbench.spec import StreamSpec
     from workbench.streams import ResolvedStream
 
@@ -50,12 +51,6 @@ METADATA = {
     "kafka_timestamp": "timestamp",
 }
 
-#: Prefix of each stream's observed metric per micro-batch: ``rows`` (decoded records),
-#: ``dead`` (records that did not decode) and ``letters`` (those records, as JSON).
-DECODED = "decoded_"
-#: The column holding a record's dead letter (null for a record that decoded), observed.
-LETTER = "_letter"
-
 
 def connector_jars() -> list[Path]:
     """spark-sql-kafka (and kafka-clients, commons-pool2, the token provider) for this pyspark."""
@@ -72,6 +67,8 @@ def connector_jars() -> list[Path]:
 class StreamFrames:
     table: str
     rows: DataFrame
+    #: where the records of ``rows`` that did not decode go, as the plan runs
+    letters: LetterTap
 
 
 #: Kafka client timeouts for the source, unless the spec's ``kafka_options`` set either:
@@ -157,11 +154,17 @@ def decoded_records(
     return raw.select(decode(F.col("value")).alias("_decoded"), *raw.columns)
 
 
-def decoded_rows(records: DataFrame) -> DataFrame:
-    """The records that decoded: message fields plus the :data:`METADATA` columns."""
+def decoded_rows(records: DataFrame, letters: LetterTap | None = None) -> DataFrame:
+    """The records that decoded: message fields plus the :data:`METADATA` columns; the
+    others go to ``letters`` (None: they are dropped)."""
     from pyspark.sql import functions as F
 
-    return records.where(F.col("_decoded.error").isNull()).select(
+    kept = (
+        records.where(F.col("_decoded.error").isNull())
+        if letters is None
+        else letters.keep(records)
+    )
+    return kept.select(
         "_decoded.message.*", *(F.col(src).alias(name) for name, src in METADATA.items())
     )
 
@@ -173,40 +176,13 @@ def open_stream(
     bootstrap_servers: str | None = None,
     fields: Collection[str] | None = None,
 ) -> StreamFrames:
-    """The decoded rows of one stream (a streaming frame observing its dead letters), with
-    the message's top-level ``fields`` only (None: all; see :mod:`workbench.sources.pruning`)."""
+    """The decoded rows of one stream (a streaming frame whose dead letters go to its tap),
+    with the message's top-level ``fields`` only (None: all; see
+    :mod:`workbench.sources.pruning`)."""
+    from workbench.sources.letters import LetterTap
+
     stream = resolved.spec
     raw = spark.readStream.format("kafka").options(**reader_options(stream, bootstrap_servers))
     records = decoded_records(spark, raw.load(), stream, registry, fields)
-    return StreamFrames(stream.table, decoded_rows(observe_letters(records, stream.table)))
-
-
-def observe_letters(records: DataFrame, table: str) -> DataFrame:
-    """``records`` (:func:`decoded_records`) observing the metric ``decoded_<table>``: the
-    count of records that decoded (``rows``) and did not (``dead``), and those (``letters``, as
-    JSON: table, topic, partition, offset, Kafka timestamp, key, raw bytes and error)."""
-    from pyspark.sql import functions as F
-
-    bad = F.col("_decoded.error").isNotNull()
-    letter = F.struct(
-        F.lit(table).alias("table"),
-        "topic",
-        "partition",
-        "offset",
-        F.col("timestamp").alias("kafka_timestamp"),
-        "key",
-        "value",
-        F.col("_decoded.error").alias("error"),
-    )
-    # One observed metric per stream, right over the decoder: the projections above it
-    # stay prunable to the columns the SQL reads. The operator observing is not code
-    # generated, so each column it reads is copied into a row for every record: the dead
-    # letter is built before it, for the bad records only (null for the rest), so a good
-    # record's key and raw bytes are never copied.
-    narrow = records.select("_decoded", *METADATA.values(), F.when(bad, letter).alias(LETTER))
-    return narrow.observe(
-        f"{DECODED}{table}",
-        F.count(F.when(~bad, 1)).alias("rows"),
-        F.count(LETTER).alias("dead"),
-        F.to_json(F.collect_list(LETTER)).alias("letters"),
-    )
+    letters = LetterTap(spark, stream.table)
+    return StreamFrames(stream.table, decoded_rows(records, letters), letters)

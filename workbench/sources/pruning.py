@@ -1,13 +1,14 @@
 """Which message fields a dagger reads, so its decoders decode those only.
 
 Spark prunes the columns a query does not read, but not inside a UDF's result: the JVM
-decoder builds every field of every record (strings, maps, repeated messages), and the
-whole struct is copied once more where the plan observes its dead letters. A surge dagger
-reads 6 of BookingLogMessage's 17 fields.
+decoder builds every field of every record (strings, maps, repeated messages). A surge
+dagger reads 6 of BookingLogMessage's 17 fields.
 
 :func:`read_fields` walks the optimized plan of a job's result (as JSON, so nothing is
 truncated) and returns, per stream table, the top-level fields its SQL reads through
-``_decoded.message.<field>``; None for a table whose every field is read (``SELECT *``, the
+``_decoded.message.<field>`` (a stream's ``_decoded`` is the one its dead-letter tap,
+``dead_letters_<table>``, reads: :mod:`workbench.sources.letters`); None for a table whose
+every field is read (``SELECT *``, the
 message as one struct, a use of ``_decoded`` it does not know). The job then opens its
 streams again with decoders of those fields (:func:`workbench.sources.kafka.open_stream`)
 and keeps that plan if its result has the same schema.
@@ -19,7 +20,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from workbench.sources.kafka import DECODED
+from workbench.sources.letters import UDF_PREFIX
 from workbench.sources.protobuf import MESSAGE
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ DECODED_COLUMN = "_decoded"
 _PREFIX = "org.apache.spark.sql.catalyst."
 _ATTRIBUTE = _PREFIX + "expressions.AttributeReference"
 _FIELD = _PREFIX + "expressions.GetStructField"
-_METRICS = _PREFIX + "plans.logical.CollectMetrics"
+_UDF = _PREFIX + "expressions.ScalaUDF"
 _PROJECT = _PREFIX + "plans.logical.Project"
 
 
@@ -88,12 +89,13 @@ def fields_in(plan: list[dict[str, Any]]) -> dict[str, frozenset[str] | None]:
     root = tree(plan)
     tables: dict[int, str] = {}  # the _decoded attribute's exprId -> its stream table
     for node in root.walk():
-        name = str(node.item.get("name", ""))
-        if node.kind == _METRICS and name.startswith(DECODED):
-            for expression in expressions(node):
-                for e in expression.walk():
-                    if e.kind == _ATTRIBUTE and e.item.get("name") == DECODED_COLUMN:
-                        tables[int(e.item["exprId"]["id"])] = name[len(DECODED) :]
+        for expression in expressions(node):
+            for tap in expression.walk():
+                name = str(tap.item.get("udfName") or "")
+                if tap.kind == _UDF and name.startswith(UDF_PREFIX):
+                    for e in tap.walk():
+                        if e.kind == _ATTRIBUTE and e.item.get("name") == DECODED_COLUMN:
+                            tables[int(e.item["exprId"]["id"])] = name[len(UDF_PREFIX) :]
     read: dict[str, set[str] | None] = {table: set() for table in tables.values()}
     every: dict[str, set[str]] = {}
     for node in root.walk():

@@ -1,0 +1,52 @@
+"""Dead letters collected where a stream's records are decoded, off the rows' hot path.
+
+A :class:`LetterTap` belongs to one stream of one query. :meth:`LetterTap.keep` filters the
+decoded records (:func:`workbench.sources.kafka.decoded_records`) with ``_decoded.error IS
+NULL OR dead_letters_<table>(topic, partition, offset, timestamp, key, value, error)``.
+Spark evaluates OR left to right and stops at true, so the UDF
+(``io.daggerworkbench.udf.DeadLetters`` in the UDF jar) runs for the records that did not
+decode only: it adds each to an accumulator of the tap, as JSON, and drops it from the rows.
+A record that decoded is tested for a null error inside Spark's generated code and nothing
+of it is copied, so a plan reads Kafka, decodes, aggregates and writes in one generated
+pipeline, as a hand-written query with no dead letters would.
+
+Spark merges each task's letters into the driver's accumulator when the task ends: once a
+Spark job has computed a micro-batch, :meth:`LetterTap.drain` hands them out (no further
+Spark job) and starts the next batch empty. A retried task adds its letters again, so
+:func:`workbench.deadletters.collected` keeps one per topic, partition and offset.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+JAVA_CLASS = "io.daggerworkbench.udf.DeadLetters"
+#: The name prefix of the tap's UDF in plans (``dead_letters_<table>``).
+UDF_PREFIX = "dead_letters_"
+
+
+class LetterTap:
+    """The dead letters of stream ``table`` in the plans filtered with :meth:`keep`."""
+
+    def __init__(self, spark: SparkSession, table: str):
+        jvm = spark._jvm
+        assert jvm is not None, "dead letters need a classic (not Spark Connect) session"
+        self.table = table
+        self._tap = jvm.io.daggerworkbench.udf.DeadLetters.create(spark._jsc.sc(), table)  # type: ignore[union-attr]
+
+    def keep(self, records: DataFrame) -> DataFrame:
+        """``records`` that decoded; the others go to the tap as the plan runs."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.classic.column import Column
+
+        columns = ["_decoded.error", "topic", "partition", "offset", "timestamp", "key", "value"]
+        condition = self._tap.keep(*(F.col(c)._jc for c in columns))  # type: ignore[attr-defined]
+        return records.where(Column(condition))
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The letters (JSON objects) collected since the last drain; the tap is left empty."""
+        return list(json.loads(self._tap.drain()))

@@ -36,7 +36,7 @@ class LetterTap:
         jvm = spark._jvm
         assert jvm is not None, "dead letters need a classic (not Spark Connect) session"
         self.table = table
-        self._tap = jvm.io.daggerworkbench.udf.DeadLetters.create(spark._jsc.sc(), table)  # type: ignore[union-attr]
+        self._tap = getattr(jvm, JAVA_CLASS).create(spark._jsc.sc(), table)  # type: ignore[union-attr]
 
     def keep(self, records: DataFrame) -> DataFrame:
         """``records`` that decoded; the others go to the tap as the plan runs."""

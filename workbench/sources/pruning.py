@@ -8,10 +8,10 @@ dagger reads 6 of BookingLogMessage's 17 fields.
 truncated) and returns, per stream table, the top-level fields its SQL reads through
 ``_decoded.message.<field>`` (a stream's ``_decoded`` is the one its dead-letter tap,
 ``dead_letters_<table>``, reads: :mod:`workbench.sources.letters`); None for a table whose
-every field is read (``SELECT *``, the
-message as one struct, a use of ``_decoded`` it does not know). The job then opens its
-streams again with decoders of those fields (:func:`workbench.sources.kafka.open_stream`)
-and keeps that plan if its result has the same schema.
+every field is read (``SELECT *``, the message as one struct, a use of ``_decoded`` it does
+not know). The job then opens its streams again with decoders of those fields
+(:func:`workbench.sources.kafka.open_stream`) and keeps that plan if its result has the
+same schema.
 """
 
 from __future__ import annotations

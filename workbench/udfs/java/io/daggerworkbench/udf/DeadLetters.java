@@ -5,8 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.Serializable;
 import java.sql.Timestamp;
 import java.time.Instant;
-import java.time.LocalDateTime;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.Column;
@@ -78,8 +78,8 @@ public final class DeadLetters
         letter.put("partition", partition);
         letter.put("offset", offset);
         letter.put("kafka_timestamp", iso(timestamp));
-        letter.put("key", key == null ? null : java.util.Base64.getEncoder().encodeToString(key));
-        letter.put("value", value == null ? null : java.util.Base64.getEncoder().encodeToString(value));
+        letter.put("key", key == null ? null : Base64.getEncoder().encodeToString(key));
+        letter.put("value", value == null ? null : Base64.getEncoder().encodeToString(value));
         letter.put("error", error);
         letters.add(letter.toString());
         return false;
@@ -95,19 +95,12 @@ public final class DeadLetters
         return "[" + String.join(",", taken) + "]";
     }
 
+    /** Kafka's timestamp (a TIMESTAMP: Timestamp, or Instant with Spark's Java 8 API). */
     private static String iso(Object timestamp) {
         if (timestamp == null) {
             return null;
         }
-        if (timestamp instanceof Timestamp stamp) {
-            return stamp.toInstant().toString();
-        }
-        if (timestamp instanceof Instant instant) {
-            return instant.toString();
-        }
-        if (timestamp instanceof LocalDateTime local) {
-            return local.toString();
-        }
-        return timestamp.toString();
+        Instant instant = timestamp instanceof Timestamp stamp ? stamp.toInstant() : (Instant) timestamp;
+        return instant.toString();
     }
 }

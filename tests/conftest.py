@@ -11,6 +11,11 @@ os.environ.setdefault("WORKBENCH_SPARK_MASTER", "local[2]")
 # compiles with C1 only: tests run seconds over small data, where C2's compile threads only
 # take CPU from the other workers. Speed is the benchmarks' business, with both compilers.
 os.environ.setdefault("WORKBENCH_JIT", "quick")
+# Kernels start Spark when a cell first uses it, not in the background as they load: most
+# kernels the tests start (JupyterLab's, Voila's) never use it, and a background start with
+# its preview warm-up costs 10 CPU-seconds each. tests/test_kernel.py starts its kernels
+# without this, as a user's start.
+os.environ.setdefault("WORKBENCH_SPARK_START", "on-use")
 
 pytest_plugins = [
     "services_kafka",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from streaming import SURGE_SQL, new_topic, publish_events
 
 from workbench.cli import main
 from workbench.kernel import DISPLAY_NAME, KERNEL_NAME
+from workbench.notebook import START_ENV
 
 TIMEOUT = 300
 
@@ -28,6 +30,13 @@ def installed(tmp_path_factory, kafka_broker):
     return prefix / "share" / "jupyter"
 
 
+def as_users_start() -> dict[str, str]:
+    """This environment without the suite's ``WORKBENCH_SPARK_START=on-use``
+    (tests/conftest.py): the kernel starts Spark in the background as it loads, as a
+    user's does."""
+    return {k: v for k, v in os.environ.items() if k != START_ENV}
+
+
 @pytest.fixture(scope="module")
 def kernel(installed):
     from jupyter_client.kernelspec import KernelSpecManager
@@ -35,7 +44,7 @@ def kernel(installed):
 
     specs = KernelSpecManager(kernel_dirs=[str(installed / "kernels")])
     manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
-    manager.start_kernel()
+    manager.start_kernel(env=as_users_start())
     client = manager.client()
     client.start_channels()
     try:
@@ -118,7 +127,7 @@ def test_a_kernel_shuts_down_fast_while_spark_starts(installed):
 
     specs = KernelSpecManager(kernel_dirs=[str(installed / "kernels")])
     manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
-    manager.start_kernel()
+    manager.start_kernel(env=as_users_start())
     client = manager.client()
     client.start_channels()
     client.wait_for_ready(timeout=TIMEOUT)

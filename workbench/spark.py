@@ -48,7 +48,6 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
-    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
 }
 #: Spark 4.0.0 makes this folder in the working folder (SPARK-52396) and leaves it there.
 ARTIFACTS = "artifacts"
@@ -86,9 +85,20 @@ def driver_java_options(quick_jit: bool | None = None) -> str:
     from workbench.jvm_archive import java_options
 
     if quick_jit is None:
-        quick_jit = os.environ.get(JIT_ENV, "full").strip().lower() == "quick"
+        quick_jit = quick_jit_asked()
     base = f"-Duser.timezone=UTC -Dlog4j2.configurationFile={LOG4J}"
     return f"{base} {java_options()}{f' {QUICK_JIT}' if quick_jit else ''}".strip()
+
+
+def quick_jit_asked() -> bool:
+    """Whether :data:`JIT_ENV` asks every JVM the workbench starts for :data:`QUICK_JIT`."""
+    return os.environ.get(JIT_ENV, "full").strip().lower() == "quick"
+
+
+def executor_java_options() -> str:
+    """The executors' JVM options: UTC, and :data:`QUICK_JIT` when :data:`JIT_ENV` asks
+    (a standalone cluster's executors; ``local`` runs its tasks in the driver)."""
+    return f"-Duser.timezone=UTC{f' {QUICK_JIT}' if quick_jit_asked() else ''}"
 
 
 def short_lived_conf() -> dict[str, str]:
@@ -130,6 +140,7 @@ def _start(master: str | None, app_name: str, conf: Mapping[str, str] | None) ->
             "spark.master": master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"),
             "spark.jars": ",".join(jars()),
             "spark.driver.extraJavaOptions": driver_java_options(),
+            "spark.executor.extraJavaOptions": executor_java_options(),
             **(conf or {}),
         }
         settings.setdefault("spark.sql.warehouse.dir", str(subdir("spark-warehouse")))

@@ -72,14 +72,32 @@ def env(place) -> dict[str, str]:
         if k not in DROPPED and not k.startswith(("WORKBENCH_", "JUPYTER_"))
     }
     venv_bin = place / "venv" / "bin"
-    return kept | {
-        "PATH": os.pathsep.join([str(venv_bin), os.environ["PATH"]]),
-        "VIRTUAL_ENV": str(place / "venv"),
-        "XDG_CACHE_HOME": str(place / "cache"),
-        "JUPYTER_CONFIG_DIR": str(place / "jupyter-config"),
-        "JUPYTER_DATA_DIR": str(place / "jupyter-data"),
-        "WORKBENCH_SPARK_MASTER": "local[2]",
-    }
+    return (
+        kept
+        | _pip_cache()
+        | {
+            "PATH": os.pathsep.join([str(venv_bin), os.environ["PATH"]]),
+            "VIRTUAL_ENV": str(place / "venv"),
+            "XDG_CACHE_HOME": str(place / "cache"),
+            "JUPYTER_CONFIG_DIR": str(place / "jupyter-config"),
+            "JUPYTER_DATA_DIR": str(place / "jupyter-data"),
+            "WORKBENCH_SPARK_MASTER": "local[2]",
+        }
+    )
+
+
+def _pip_cache() -> dict[str, str]:
+    """pip's cache of this user (``PIP_CACHE_DIR``), or nothing when pip has none.
+
+    The user's cache folder moves under ``place`` (``XDG_CACHE_HOME``), and pip's would
+    move with it: pip would download every dependency again and build PySpark's wheel
+    from its source archive (a 430 MB zip, a minute of CPU), none of which is the wheel's
+    business. A user installing the wheel has their pip cache, so the venv gets this
+    one."""
+    asked = [sys.executable, "-m", "pip", "cache", "dir"]
+    done = subprocess.run(asked, capture_output=True, text=True, check=False)
+    folder = done.stdout.strip()
+    return {"PIP_CACHE_DIR": folder} if done.returncode == 0 and folder else {}
 
 
 @pytest.fixture(scope="module")

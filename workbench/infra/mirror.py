@@ -30,7 +30,7 @@ from pathlib import Path
 
 from workbench.exceptions import SetupError
 from workbench.infra.detached import Detached
-from workbench.infra.kafka import JVM_OPTIONS, KAFKA_VERSION, java, tail_lines
+from workbench.infra.kafka import KAFKA_VERSION, java, jvm_options, tail_lines
 from workbench.infra.maven import fetch
 from workbench.paths import subdir
 
@@ -179,7 +179,7 @@ class Mirror:
         self._log4j.write_text(_LOG4J)
         classpath = os.pathsep.join(str(jar) for jar in mirror_jars())
         cmd = [
-            java(), *JVM_OPTIONS, f"-Dlog4j.configuration={self._log4j.as_uri()}",
+            java(), *jvm_options(), f"-Dlog4j.configuration={self._log4j.as_uri()}",
             "-cp", classpath, MAIN_CLASS, str(self.properties_file),
             "--clusters", self.target.alias,
         ]  # fmt: skip

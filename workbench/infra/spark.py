@@ -36,6 +36,7 @@ from workbench.exceptions import SetupError
 from workbench.infra.ports import HOST, free_ports
 from workbench.jobs import procs
 from workbench.paths import subdir
+from workbench.spark import executor_java_options
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
@@ -207,8 +208,9 @@ class SparkCluster:
             "SPARK_HOME": str(home),
             "SPARK_LOCAL_IP": HOST,
             "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
-            # the marker finds the daemon again by pid; UTC as the drivers use
-            "SPARK_DAEMON_JAVA_OPTS": f"{self._marker(name)} -Duser.timezone=UTC",
+            # the marker finds the daemon again by pid; UTC as the drivers use, C1 only
+            # when $WORKBENCH_JIT asks (as the executors it launches)
+            "SPARK_DAEMON_JAVA_OPTS": f"{self._marker(name)} {executor_java_options()}",
         }
         log = self.state_dir / f"{name}.log"
         with log.open("ab") as out:

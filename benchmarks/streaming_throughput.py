@@ -23,10 +23,16 @@ and, to split (a)'s time, passes over the same topic, each alone:
   jvm-letters  (c) collecting its undecodable records as the engine collects its dead letters
   engine-main  (a) without its dead-letter handling (the job's result into its Parquet writer)
 
-Every variant first runs once, untimed, over a warm-up topic (JIT, Python workers, Kafka
-consumers). Then the JVM variants run ``--repeat`` times, interleaved, and the Python ones
-once; the best run counts. A variant's time is wall clock from building its queries to the
-end of the last one; events/s is the topic's size over that.
+Every variant first runs ``--warmups`` times (2), untimed and interleaved, over a warm-up
+topic (JIT, Python workers, Kafka consumers), and the repeated ones once more over the
+benchmark topic (the first pass over it cost every variant 20-40% more than the next,
+whichever ran first). Then the JVM variants run ``--repeat`` times,
+interleaved, and the Python ones once; the best run counts. A variant's time is wall clock
+from building its queries to the end of the last one; events/s is the topic's size over
+that. Each run also counts the machine's busy CPU seconds (``/proc/stat``: the JVM, the
+broker serving it, any Python workers), the work it took: on 2 shared cores a run's wall
+time varies with the JIT's state and with what else the machine does, and the median CPU
+per run says whether two variants do the same work when single runs disagree.
 
 The Flink anchor (F) is what users migrating from Dagger know: Flink 2.2 SQL, the spec's SQL
 unchanged (``flink_sql.py`` says what Flink needs around it: the table's DDL with ``rowtime``
@@ -129,10 +135,33 @@ class Run:
     events: int = 0
     rows: list[Row] | None = None  # every output row, sorted: (a)'s and Flink's
     detail: str = ""
+    cpu: float = 0.0  # the machine's busy CPU seconds over the timed part (machine_cpu)
 
     @property
     def rate(self) -> float:
         return self.events / self.seconds
+
+
+def machine_cpu() -> float:
+    """Busy CPU seconds of the whole machine since boot (user, nice, system, irq, softirq,
+    steal in /proc/stat): every process a run keeps busy (the JVM, the broker serving it,
+    Python workers) counts, and on a quiet machine little else does."""
+    import os
+
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+class Clock:
+    """Wall seconds and machine CPU seconds from its start to :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self._cpu, self._start = machine_cpu(), time.perf_counter()
+
+    def stop(self) -> tuple[float, float]:
+        return time.perf_counter() - self._start, machine_cpu() - self._cpu
 
 
 # --- variants: each builds and runs its queries to the end, returning them ----------------
@@ -289,14 +318,14 @@ def measure_flink(bench: Bench, name: str, checkpoint_every: str) -> Run:
     text = flink_sql.script(surge_spec(bench), descriptor, str(folder / "out"), settings)
     script.write_text(text)
     bench.flink.gc()  # as measure_spark does in the Spark JVM
-    start = time.perf_counter()
+    clock = Clock()
     timing = bench.flink.run(script)
-    seconds = time.perf_counter() - start
+    seconds, cpu = clock.stop()
     rows = read_rows(folder / "out")
     files = sum(1 for p in (folder / "out").rglob("part-*"))
     shutil.rmtree(folder, ignore_errors=True)
     detail = f"(submit {timing.submit:.1f} s, job {timing.net_runtime:.1f} s, {files} files)"
-    return Run(name, seconds, {}, events=bench.events, rows=rows, detail=detail)
+    return Run(name, seconds, {}, events=bench.events, rows=rows, detail=detail, cpu=cpu)
 
 
 Measure = Callable[[Bench, str], Run]
@@ -341,10 +370,10 @@ def measure_spark(variant: Variant, bench: Bench, name: str) -> Run:
     java = bench.spark._jvm
     assert java is not None, "a classic (not Spark Connect) session"
     java.System.gc()  # no garbage of the run before left to collect in this one
-    start = time.perf_counter()
+    clock = Clock()
     queries = variant(bench, folder)
-    seconds = time.perf_counter() - start
-    run = Run(name, seconds, {}, events=bench.events)
+    seconds, cpu = clock.stop()
+    run = Run(name, seconds, {}, events=bench.events, cpu=cpu)
     for query in queries:
         label = query.name or name
         run.batches[label] = [_batch(p) for p in query.recentProgress]
@@ -395,17 +424,29 @@ def exact_rows(spark: SparkSession, path: Path) -> list[Row]:
     return sorted((tuple(r) for r in out.collect()), key=repr)
 
 
-def run_all(bench: Bench, warm: Bench, names: list[str], repeat: int) -> dict[str, list[Run]]:
-    """Warm every variant up, then run them interleaved: the JVM ones ``repeat`` times."""
-    for name in names:
-        measure(warm, name)
+def run_all(
+    bench: Bench, warm: Bench, names: list[str], repeat: int, warmups: int = 1
+) -> dict[str, list[Run]]:
+    """Warm every variant up ``warmups`` times, interleaved, then run them interleaved: the
+    JVM ones ``repeat`` times. The warm-ups' machine CPU seconds are printed: they fall
+    while the JIT compilers still work and settle once the code is compiled."""
+    for attempt in range(warmups):
+        cpu = "  ".join(f"{name} {measure(warm, name).cpu:.1f}" for name in names)
+        print(f"  warm-up {attempt + 1}, machine CPU s: {cpu}")
+    if warmups:  # a first pass over the benchmark topic cost every variant more than the next
+        repeated = [name for name in names if VARIANTS[name][2]]
+        cpu = "  ".join(f"{name} {measure(bench, name).cpu:.1f}" for name in repeated)
+        print(f"  warm-up on the benchmark topic, machine CPU s: {cpu}")
     runs: dict[str, list[Run]] = {name: [] for name in names}
     for attempt in range(repeat):
         for name in names:
             if attempt == 0 or VARIANTS[name][2]:
                 runs[name].append(measure(bench, name))
                 last = runs[name][-1]
-                print(f"  {name:<12} run {attempt + 1}: {last.seconds:7.1f} s {last.detail}")
+                print(
+                    f"  {name:<12} run {attempt + 1}: {last.seconds:7.1f} s  "
+                    f"cpu {last.cpu:5.1f} s {last.detail}"
+                )
     return runs
 
 
@@ -419,14 +460,16 @@ def best(runs: dict[str, list[Run]], *names: str) -> Run | None:
 
 def print_table(runs: dict[str, list[Run]]) -> None:
     b, c, a = best(runs, *PYTHON), best(runs, "jvm"), best(runs, "engine")
-    print(f"\n{'variant':<40}{'runs':>5}{'best s':>9}{'events/s':>12}{'vs (b)':>9}{'vs (c)':>9}")
+    head = f"{'variant':<40}{'runs':>5}{'best s':>9}{'events/s':>12}{'vs (b)':>9}{'vs (c)':>9}"
+    print(f"\n{head}{'cpu s':>8}")
     for name, variant_runs in runs.items():
         run = best(runs, name)
         assert run is not None
         vs_b = f"{run.rate / b.rate:.2f}x" if b else "-"
         vs_c = f"{run.rate / c.rate:.2f}x" if c else "-"
         line = f"{VARIANTS[name][0]:<40}{len(variant_runs):>5}{run.seconds:>9.1f}"
-        print(f"{line}{run.rate:>12,.0f}{vs_b:>9}{vs_c:>9}")
+        print(f"{line}{run.rate:>12,.0f}{vs_b:>9}{vs_c:>9}{median_cpu(variant_runs):>8.1f}")
+    print("cpu s: the median over a variant's runs of the machine's busy CPU seconds")
     if b:
         print(f"(b) = the fastest Python form ({b.variant}); the best run of each variant counts")
     if a and b:
@@ -446,6 +489,24 @@ def print_table(runs: dict[str, list[Run]]) -> None:
         pairs = (("Flink", f), ("Flink-cp", best(runs, "flink-cp")), ("(c)", c), ("read", r))
         ratios = "  ".join(f"(a)/{label} {a.rate / o.rate:.2f}x" for label, o in pairs if o)
         print(f"ratios of the best runs' events/s: {ratios}")
+        work = "  ".join(
+            f"(a)/{label} {median_cpu(runs[name]) / median_cpu(runs['engine']):.2f}x"
+            for label, name in (("Flink", "flink"), ("(c)", "jvm"), ("read", "read"))
+            if runs.get(name)
+        )
+        print(f"ratios of events per machine CPU-second (median runs): {work}")
+        rounds = [
+            f"{o.seconds / e.seconds:.2f}x"
+            for e, o in zip(runs["engine"], runs.get("jvm", []), strict=False)
+        ]
+        if rounds:
+            print(f"(a)/(c) round by round (events/s): {', '.join(rounds)}")
+
+
+def median_cpu(variant_runs: list[Run]) -> float:
+    import statistics
+
+    return statistics.median(r.cpu for r in variant_runs)
 
 
 def _target(label: str, ratio: float, goal: float) -> None:
@@ -629,9 +690,9 @@ def run(args: argparse.Namespace) -> bool:
                 f"Spark {spark.version} on {spark.sparkContext.master}, shuffle partitions "
                 f"{spark.conf.get('spark.sql.shuffle.partitions')}, maxOffsetsPerTrigger "
                 f"{args.max_offsets:,}, AvailableNow{''.join(f', {c}' for c in args.conf)}; "
-                f"timed runs after a warm-up on {args.warmup_events:,} events:"
+                f"timed runs after {args.warmups} warm-up(s) on {args.warmup_events:,} events:"
             )
-            runs = run_all(bench, warm, names, args.repeat)
+            runs = run_all(bench, warm, names, args.repeat, args.warmups)
             spark.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -664,6 +725,9 @@ def main() -> None:
     parser.add_argument("--max-offsets", type=int, default=500_000, help="maxOffsetsPerTrigger")
     parser.add_argument("--malformed", type=float, default=0.0001, help="undecodable share")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each JVM variant")
+    parser.add_argument(
+        "--warmups", type=int, default=2, help="untimed runs of each variant on the warm-up topic"
+    )
     parser.add_argument("--python", default="pandas,row", help="Python forms: pandas,row,dict")
     parser.add_argument("--only", default="", help=f"variants, of {','.join(VARIANTS)}")
     parser.add_argument("--plans", action="store_true", help="print each variant's plan")

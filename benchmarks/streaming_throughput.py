@@ -25,8 +25,8 @@ and, to split (a)'s time, passes over the same topic, each alone:
 
 Every variant first runs ``--warmups`` times (2), untimed and interleaved, over a warm-up
 topic (JIT, Python workers, Kafka consumers), and the repeated ones once more over the
-benchmark topic (the first pass over it cost every variant 20-40% more than the next,
-whichever ran first). Then the JVM variants run ``--repeat`` times,
+benchmark topic (the first pass over it cost every variant 10-50% more CPU than its later
+passes, whichever ran first). Then the JVM variants run ``--repeat`` times,
 interleaved, and the Python ones once; the best run counts. A variant's time is wall clock
 from building its queries to the end of the last one; events/s is the topic's size over
 that. Each run also counts the machine's busy CPU seconds (``/proc/stat``: the JVM, the

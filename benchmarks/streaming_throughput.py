@@ -60,7 +60,8 @@ and where it decodes; where (a)'s time goes, stage by stage; and with ``--plans`
 variant's physical plan.
 
     .venv/bin/python benchmarks/streaming_throughput.py [--events 2000000] [--repeat 3]
-        [--max-offsets 500000] [--python pandas,row,dict] [--only engine,jvm,flink,read]
+        [--warmups 2] [--max-offsets 500000] [--python pandas,row,dict]
+        [--only engine,jvm,flink,read]
         [--conf spark.sql.shuffle.partitions=2 ...] [--flink-conf KEY=VALUE ...] [--plans]
 """
 

@@ -19,6 +19,7 @@ from sqlalchemy import select
 import workbench
 from workbench.jobs import procs
 from workbench.jobs.db import Job, Run
+from workbench.jobs.supervisor import exit_text
 
 FAST = {
     "max_failures": 3,
@@ -122,6 +123,22 @@ def test_a_run_that_vanishes_is_a_failure_with_its_log(supervised):
     job = status_is(service, "surge", "FAILED")
     assert "exited with code 1" in job["last_error"] and "vanishing" in job["last_error"]
     assert runs(service)[0].end_reason == "killed"
+
+
+def test_a_run_killed_by_a_signal_fails_with_the_signal_named_and_its_log(supervised):
+    service = supervised(max_failures=1)
+    submit(service, description="die")
+    job = status_is(service, "surge", "FAILED")
+    assert job["last_error"].startswith("the run was killed by SIGKILL (code -9)")
+    assert "dying by SIGKILL" in job["last_error"]
+    assert runs(service)[0].exit_code == -signal.SIGKILL
+
+
+def test_exit_text_names_the_signal_of_a_negative_code():
+    assert exit_text(1) == "the run exited with code 1"
+    assert exit_text(-signal.SIGKILL) == "the run was killed by SIGKILL (code -9)"
+    assert exit_text(-signal.SIGTERM) == "the run was killed by SIGTERM (code -15)"
+    assert exit_text(-200) == "the run was killed by signal 200 (code -200)"
 
 
 def test_failures_reset_after_a_healthy_period(supervised):

@@ -75,6 +75,31 @@ def wanted(job: Job, run: Run) -> bool:
     )
 
 
+def _exit_code(child: subprocess.Popen | None, timeout_s: float = 10.0) -> int | None:
+    """The exit code of a child whose process looks gone (:func:`procs.alive`), or None
+    without a child. Its command line empties as it exits, a moment before the kernel
+    makes it a zombie that ``waitpid`` can reap: so wait for that moment, not just poll."""
+    if child is None:
+        return None
+    try:
+        return child.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def exit_text(code: int) -> str:
+    """How a run's process ended, for its ``run-failed`` event: a negative code is the
+    signal that killed it (``subprocess``), named, since what the log says last is then
+    only what the process was doing when it died."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the run was killed by {name} (code {code})"
+    return f"the run exited with code {code}"
+
+
 class Supervisor:
     def __init__(self, config: ServiceConfig, db: Database):
         self.config, self.db, self.policy = config, db, config.policy
@@ -260,7 +285,7 @@ class Supervisor:
         """Close a run whose process is gone, and decide what the job does next."""
         exit = RunDir(Path(run.run_dir)).read_exit()
         child = None if run.host else self._children.pop(run.pid or 0, None)
-        code = exit.get("code") if exit else (child.poll() if child else None)
+        code = exit.get("code") if exit else _exit_code(child)
         if run.host is None:
             procs.kill_leftovers(run.pid)  # e.g. the JVM of a driver killed alone
         run.ended_at, run.exit_code = now(), code
@@ -290,7 +315,7 @@ class Supervisor:
         if code is None:
             what = "the run's process is gone without an exit record (killed, or a reboot)"
         else:
-            what = f"the run exited with code {code}"
+            what = exit_text(code)
         return f"{what}; last log lines:\n{tail}" if tail else what
 
     def _failed(self, s: Session, job: Job, error: str, action: str, **detail: Any) -> None:

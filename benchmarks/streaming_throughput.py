@@ -69,9 +69,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import shutil
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -147,8 +149,6 @@ def machine_cpu() -> float:
     """Busy CPU seconds of the whole machine since boot (user, nice, system, irq, softirq,
     steal in /proc/stat): every process a run keeps busy (the JVM, the broker serving it,
     Python workers) counts, and on a quiet machine little else does."""
-    import os
-
     with open("/proc/stat", encoding="ascii") as stat:
         fields = [int(v) for v in stat.readline().split()[1:9]]
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields
@@ -505,8 +505,6 @@ def print_table(runs: dict[str, list[Run]]) -> None:
 
 
 def median_cpu(variant_runs: list[Run]) -> float:
-    import statistics
-
     return statistics.median(r.cpu for r in variant_runs)
 
 

@@ -38,11 +38,12 @@ def test_with_nobody_to_let_in_it_says_to_give_tokens_or_local(tmp_path):
 
 def test_behind_the_login_then_sigterm_stops_it(tmp_path):
     state = state_folder(tmp_path / "state")
-    port, log, before = free_port(), tmp_path / "cli.log", private_folders()
+    port, log = free_port(), tmp_path / "cli.log"
     parent = dashboard_cli("--state", str(state), "--port", str(port), log=log)
     base = f"http://127.0.0.1:{port}/"
     try:
         wait_for_port(port, timeout=120)
+        assert len(private_folders(log)) == 1  # its configuration, while it serves
         page = "voila/render/dashboard.ipynb"
         assert requests.get(base + page, timeout=30, allow_redirects=False).status_code in (
             302,
@@ -64,4 +65,4 @@ def test_behind_the_login_then_sigterm_stops_it(tmp_path):
             parent.kill()
     assert f"city dashboard on http://127.0.0.1:{port}/{page}" in log.read_text()
     assert "carla-token" not in log.read_text()
-    assert private_folders() <= before
+    assert private_folders(log) == []

@@ -8,11 +8,11 @@ Screenshots go to ``artifacts/`` (kept by CI).
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -136,13 +136,17 @@ def port_open(port: int) -> bool:
 
 
 def dashboard_cli(*args: str, log: Path) -> subprocess.Popen:
-    """``workbench dashboard ARGS`` as a user starts it, its output in ``log``."""
+    """``workbench dashboard ARGS`` as a user starts it, its output in ``log``; its temporary
+    files in a folder of its own next to ``log`` (:func:`private_folders`)."""
+    temp = log.parent / "tmp"
+    temp.mkdir(exist_ok=True)
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "workbench.cli", "dashboard", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, "TMPDIR": str(temp)},
         )
 
 
@@ -159,8 +163,10 @@ def stopped_by(parent: subprocess.Popen, sig: int, port: int) -> None:
     assert [pid for pid in children if alive(pid)] == []
 
 
-def private_folders() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob("workbench-dashboard-*"))
+def private_folders(log: Path) -> list[Path]:
+    """The private folders the dashboard CLI writing ``log`` has left (it should leave
+    none): its own temporary folder only, as other tests' dashboards run at the same time."""
+    return list((log.parent / "tmp").glob("workbench-dashboard-*"))
 
 
 class SecuredInflux(InfluxServer):
@@ -232,7 +238,7 @@ def test_every_setting_of_the_config_file_reaches_the_page_then_sigterm_stops_it
         "hours: 12\n"
         "refresh_seconds: 5\n"
     )
-    port, log, before = free_port(), tmp_path / "cli.log", private_folders()
+    port, log = free_port(), tmp_path / "cli.log"
     parent = dashboard_cli("--local", "--config", str(config), "--port", str(port), log=log)
     try:
         wait_for_port(port)
@@ -262,7 +268,7 @@ def test_every_setting_of_the_config_file_reaches_the_page_then_sigterm_stops_it
     output = log.read_text()
     assert "city dashboard on http://127.0.0.1" in output
     assert PASSWORD not in output
-    assert private_folders() <= before  # the config file with the password is gone
+    assert private_folders(log) == []  # the config file with the password is gone
 
 
 def test_ctrl_c_stops_the_dashboard_and_its_kernels(parquet_results, tmp_path):

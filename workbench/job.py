@@ -150,15 +150,31 @@ class StreamingJob:
     def plan(self) -> DataFrame:
         """The dagger's result, streaming; each stream's dead letters go to its tap in
         :attr:`letters` (:func:`workbench.deadletters.collected`). Its decoders decode only
-        the message fields the SQL reads (:mod:`workbench.sources.pruning`)."""
-        from workbench.sources.pruning import read_fields
+        the message fields the SQL reads (:mod:`workbench.sources.pruning`): the optimizer's
+        answer, kept under the workbench home, so a later start of the same dagger (a
+        restart, another run of it) plans once instead of twice."""
+        from workbench.sources import pruning
 
+        key = pruning.plan_key(
+            self.spec, self.context.registry.descriptor_set(), self.min_rowtime is not None
+        )
+        known = pruning.known_fields(key)
+        if known is not None:  # planned before: plan once, with the fields it read
+            fields, schema = known
+            with contextlib.suppress(Exception):  # e.g. a field it no longer finds
+                result, taps = self._plan(fields)
+                if result.schema.json() == schema:
+                    self.letters = taps
+                    return result
         full, taps = self._plan({})
-        fields = read_fields(full)
+        fields = pruning.read_fields(full)
         if fields and any(f is not None for f in fields.values()):
             pruned, pruned_taps = self._plan(fields)
             if pruned.schema == full.schema:
                 full, taps = pruned, pruned_taps
+            else:
+                fields = {}
+        pruning.remember(key, fields, full.schema.json())
         self.letters = taps
         return full
 

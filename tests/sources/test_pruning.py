@@ -71,3 +71,61 @@ def test_the_surge_dagger_decodes_the_six_fields_it_reads(spark, kafka_broker, t
     assert decoded_fields(pruned) == six
     assert len(decoded_fields(full)) == 17
     assert pruned.schema == full.schema
+
+
+def test_a_second_start_of_the_same_dagger_plans_once_with_the_fields_kept(
+    spark, kafka_broker, tmp_path, monkeypatch
+):
+    from workbench.sources import pruning
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+    spec = surge_spec(kafka_broker.bootstrap, "pruning-once", tmp_path, [])
+    first = StreamingJob(spec, spark, checkpoint=tmp_path / "checkpoint").plan()
+    assert len(list((tmp_path / "home" / "plans").glob("*.json"))) == 1
+    planned: list[dict] = []
+    real_plan = StreamingJob._plan
+
+    def counted(job, fields):
+        planned.append(fields)
+        return real_plan(job, fields)
+
+    monkeypatch.setattr(StreamingJob, "_plan", counted)
+    monkeypatch.setattr(pruning, "read_fields", lambda result: pytest.fail("planned twice"))
+    again = spec.model_copy(update={"name": "surge-elsewhere", "sinks": []})  # where, not what
+    second = StreamingJob(again, spark, checkpoint=tmp_path / "other").plan()
+    six = ["customer_id", "event_timestamp", "pickup_lat", "pickup_long", "status", "vehicle_type"]
+    assert [sorted(f["booking"]) for f in planned] == [six]  # one plan, pruned
+    assert decoded_fields(second) == six and second.schema == first.schema
+
+
+def test_what_a_dagger_computes_is_in_its_plan_key_and_where_it_runs_is_not(tmp_path):
+    from workbench.sources.pruning import plan_key
+
+    spec = surge_spec("127.0.0.1:9092", "in", tmp_path, [])
+    key = plan_key(spec, b"descriptors")
+    moved = spec.model_copy(
+        update={
+            "name": "elsewhere",
+            "checkpoint": str(tmp_path / "other"),
+            "streams": [spec.streams[0].model_copy(update={"topics": ["other"]})],
+        }
+    )
+    assert plan_key(moved, b"descriptors") == key
+    assert plan_key(spec, b"other descriptors") != key
+    assert plan_key(spec, b"descriptors", True) != key  # e.g. a handoff's rowtime floor
+    assert plan_key(spec.model_copy(update={"sql": spec.sql + " "}), b"descriptors") != key
+    assert plan_key(spec.model_copy(update={"watermark_delay": "20s"}), b"descriptors") != key
+
+
+def test_kept_fields_round_trip_and_a_broken_file_is_no_answer(tmp_path, monkeypatch):
+    from workbench.sources.pruning import _known_path, known_fields, remember
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    assert known_fields("k") is None
+    remember("k", {"booking": frozenset({"a", "b"}), "pings": None}, '{"type":"struct"}')
+    assert known_fields("k") == (
+        {"booking": frozenset({"a", "b"}), "pings": None},
+        '{"type":"struct"}',
+    )
+    _known_path("k").write_text("{not json")
+    assert known_fields("k") is None

@@ -158,3 +158,70 @@ def _message_fields(decoded: Node) -> list[str]:
     fields = decoded.item["dataType"]["fields"]
     message = next(f for f in fields if f["name"] == MESSAGE)["type"]["fields"]
     return [str(f["name"]) for f in message]
+
+
+# --- planning a job once: the fields an earlier start of the same dagger read ----------
+
+#: What a spec may change without changing the fields its plan reads: where and when it
+#: runs, not what it computes. Any other key (a new one too) is part of :func:`plan_key`.
+UNPLANNED_SPEC_KEYS = frozenset(
+    {"name", "team", "description", "trigger_interval", "emit", "sinks", "dead_letter",
+     "checkpoint", "spark_conf", "resources", "alerts", "notifiers"}
+)  # fmt: skip
+UNPLANNED_STREAM_KEYS = frozenset(
+    {"cluster", "bootstrap_servers", "topics", "topic_pattern", "group_id",
+     "starting_offsets", "max_offsets_per_trigger", "kafka_options"}
+)  # fmt: skip
+
+
+def plan_key(spec: Any, descriptor_set: bytes, *extra: object) -> str:
+    """A digest of everything that decides which fields a dagger's plan reads: its SQL and
+    planning keys, its streams' tables and messages, the schemas' descriptors, the
+    workbench's and Spark's versions, and ``extra``."""
+    import hashlib
+
+    import pyspark
+
+    from workbench import __version__
+
+    data = spec.model_dump(mode="json", exclude=set(UNPLANNED_SPEC_KEYS))
+    data["streams"] = [
+        {k: v for k, v in stream.items() if k not in UNPLANNED_STREAM_KEYS}
+        for stream in data["streams"]
+    ]
+    digest = hashlib.sha256(descriptor_set).hexdigest()
+    text = json.dumps([__version__, pyspark.__version__, data, digest, *extra], default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _known_path(key: str) -> Any:
+    from workbench.paths import subdir
+
+    return subdir("plans") / f"{key}.json"
+
+
+def known_fields(key: str) -> tuple[dict[str, frozenset[str] | None], str] | None:
+    """The fields and result schema (JSON) :func:`remember` kept for ``key``, or None."""
+    try:
+        data = json.loads(_known_path(key).read_text())
+        fields = {t: None if f is None else frozenset(f) for t, f in data["fields"].items()}
+        return fields, str(data["schema"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def remember(key: str, fields: dict[str, frozenset[str] | None], schema: str) -> None:
+    """Keep the fields a plan read and its result's schema for the next start (best
+    effort: a start that cannot write it plans twice next time, as before)."""
+    import os
+    import tempfile
+
+    path = _known_path(key)
+    data = {"fields": {t: None if f is None else sorted(f) for t, f in fields.items()},
+            "schema": schema}  # fmt: skip
+    try:
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as out:
+            json.dump(data, out)
+        os.replace(out.name, path)
+    except OSError:
+        return

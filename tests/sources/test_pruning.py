@@ -129,3 +129,7 @@ def test_kept_fields_round_trip_and_a_broken_file_is_no_answer(tmp_path, monkeyp
     )
     _known_path("k").write_text("{not json")
     assert known_fields("k") is None
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "a-file" / "home"))  # cannot be made
+    remember("k", {}, "{}")  # nothing kept, and the job's start goes on
+    assert known_fields("k") is None

@@ -216,10 +216,10 @@ def remember(key: str, fields: dict[str, frozenset[str] | None], schema: str) ->
     import os
     import tempfile
 
-    path = _known_path(key)
     data = {"fields": {t: None if f is None else sorted(f) for t, f in fields.items()},
             "schema": schema}  # fmt: skip
     try:
+        path = _known_path(key)  # a home it cannot write to: nothing kept
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as out:
             json.dump(data, out)
         os.replace(out.name, path)

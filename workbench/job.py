@@ -155,9 +155,8 @@ class StreamingJob:
         restart, another run of it) plans once instead of twice."""
         from workbench.sources import pruning
 
-        key = pruning.plan_key(
-            self.spec, self.context.registry.descriptor_set(), self.min_rowtime is not None
-        )
+        schemas = self.context.registry.descriptor_set_path().name  # named by its digest
+        key = pruning.plan_key(self.spec, schemas, self.min_rowtime is not None)
         known = pruning.known_fields(key)
         if known is not None:  # planned before: plan once, with the fields it read
             fields, schema = known

@@ -24,7 +24,11 @@ from workbench.sources.letters import UDF_PREFIX
 from workbench.sources.protobuf import MESSAGE
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pyspark.sql import DataFrame
+
+    from workbench.spec import DaggerSpec
 
 DECODED_COLUMN = "_decoded"
 _PREFIX = "org.apache.spark.sql.catalyst."
@@ -174,9 +178,10 @@ UNPLANNED_STREAM_KEYS = frozenset(
 )  # fmt: skip
 
 
-def plan_key(spec: Any, descriptor_set: bytes, *extra: object) -> str:
+def plan_key(spec: DaggerSpec, schemas: str, *extra: object) -> str:
     """A digest of everything that decides which fields a dagger's plan reads: its SQL and
-    planning keys, its streams' tables and messages, the schemas' descriptors, the
+    planning keys, its streams' tables and messages, ``schemas`` (what names the schemas'
+    descriptors: the name of the registry's ``descriptor_set_path()``, their digest), the
     workbench's and Spark's versions, and ``extra``."""
     import hashlib
 
@@ -189,12 +194,11 @@ def plan_key(spec: Any, descriptor_set: bytes, *extra: object) -> str:
         {k: v for k, v in stream.items() if k not in UNPLANNED_STREAM_KEYS}
         for stream in data["streams"]
     ]
-    digest = hashlib.sha256(descriptor_set).hexdigest()
-    text = json.dumps([__version__, pyspark.__version__, data, digest, *extra], default=str)
+    text = json.dumps([__version__, pyspark.__version__, data, schemas, *extra], default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _known_path(key: str) -> Any:
+def _known_path(key: str) -> Path:
     from workbench.paths import subdir
 
     return subdir("plans") / f"{key}.json"

@@ -1,0 +1,134 @@
+package io.daggerworkbench.udf;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import javax.net.SocketFactory;
+import py4j.CallbackClient;
+import py4j.DefaultGatewayServerListener;
+import py4j.GatewayServer;
+import py4j.Py4JPythonClient;
+import py4j.Py4JServerConnection;
+
+/**
+ * Py4J's sockets in the driver JVM without Nagle's algorithm.
+ *
+ * <p>Py4J 0.10.9.9 (PySpark 4.0's) writes an answer or a command of more than 8 KB in two
+ * socket writes (its BufferedWriter fills, then flushes). With Nagle's algorithm on, the second
+ * write waits for the first one's ACK, which the other side delays by up to 40 ms: so a large
+ * answer (a batch's dead letters, a plan's JSON, a progress event) takes 40 ms instead of
+ * under one. py4j issue #516; py4j PR #592 turns it off upstream, in no release yet.
+ *
+ * <p>{@link #install} turns it off for every connection the gateway server has and accepts
+ * from now on (Python threads calling the JVM), and for every connection its callback client
+ * opens from now on (JVM threads calling Python: foreachBatch, listeners).
+ */
+public final class Py4jNoDelay {
+    private Py4jNoDelay() {}
+
+    /**
+     * Turns Nagle's algorithm off on {@code server}'s connections, now and later; returns how
+     * many open sockets it changed.
+     */
+    public static int install(GatewayServer server) throws ReflectiveOperationException {
+        server.addListener(new DefaultGatewayServerListener() {
+            @Override
+            public void connectionStarted(Py4JServerConnection connection) {
+                noDelay(connection.getSocket());
+            }
+        });
+        int changed = 0;
+        for (Object connection : snapshot(field(GatewayServer.class, "connections").get(server))) {
+            changed += noDelay(((Py4JServerConnection) connection).getSocket());
+        }
+        Py4JPythonClient client = server.getCallbackClient();
+        if (client instanceof CallbackClient callbacks) {
+            Field factory = field(CallbackClient.class, "socketFactory");
+            SocketFactory current = (SocketFactory) factory.get(callbacks);
+            if (!(current instanceof NoDelayFactory)) {
+                factory.set(callbacks, new NoDelayFactory(current));
+            }
+            for (Object connection : snapshot(field(CallbackClient.class, "connections").get(callbacks))) {
+                if (connection instanceof Py4JServerConnection open) {
+                    changed += noDelay(open.getSocket());
+                }
+            }
+        }
+        return changed;
+    }
+
+    private static Field field(Class<?> owner, String name) throws NoSuchFieldException {
+        Field found = owner.getDeclaredField(name);
+        found.setAccessible(true);
+        return found;
+    }
+
+    private static List<Object> snapshot(Object collection) {
+        Collection<?> items = (Collection<?>) collection;
+        synchronized (items) {
+            return new ArrayList<>(items);
+        }
+    }
+
+    private static int noDelay(Socket socket) {
+        if (socket == null) {
+            return 0;
+        }
+        try {
+            socket.setTcpNoDelay(true);
+            return 1;
+        } catch (IOException closed) {
+            return 0;
+        }
+    }
+
+    /** A socket factory whose sockets have Nagle's algorithm off. */
+    private static final class NoDelayFactory extends SocketFactory {
+        private final SocketFactory inner;
+
+        NoDelayFactory(SocketFactory inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public Socket createSocket() throws IOException {
+            Socket socket = inner.createSocket();
+            socket.setTcpNoDelay(true);
+            return socket;
+        }
+
+        @Override
+        public Socket createSocket(String host, int port) throws IOException {
+            Socket socket = inner.createSocket(host, port);
+            socket.setTcpNoDelay(true);
+            return socket;
+        }
+
+        @Override
+        public Socket createSocket(String host, int port, InetAddress local, int localPort)
+                throws IOException {
+            Socket socket = inner.createSocket(host, port, local, localPort);
+            socket.setTcpNoDelay(true);
+            return socket;
+        }
+
+        @Override
+        public Socket createSocket(InetAddress host, int port) throws IOException {
+            Socket socket = inner.createSocket(host, port);
+            socket.setTcpNoDelay(true);
+            return socket;
+        }
+
+        @Override
+        public Socket createSocket(InetAddress host, int port, InetAddress local, int localPort)
+                throws IOException {
+            Socket socket = inner.createSocket(host, port, local, localPort);
+            socket.setTcpNoDelay(true);
+            return socket;
+        }
+    }
+}

@@ -96,37 +96,32 @@ public final class Py4jNoDelay {
 
         @Override
         public Socket createSocket() throws IOException {
-            Socket socket = inner.createSocket();
-            socket.setTcpNoDelay(true);
-            return socket;
+            return quick(inner.createSocket());
         }
 
         @Override
         public Socket createSocket(String host, int port) throws IOException {
-            Socket socket = inner.createSocket(host, port);
-            socket.setTcpNoDelay(true);
-            return socket;
+            return quick(inner.createSocket(host, port));
         }
 
         @Override
         public Socket createSocket(String host, int port, InetAddress local, int localPort)
                 throws IOException {
-            Socket socket = inner.createSocket(host, port, local, localPort);
-            socket.setTcpNoDelay(true);
-            return socket;
+            return quick(inner.createSocket(host, port, local, localPort));
         }
 
         @Override
         public Socket createSocket(InetAddress host, int port) throws IOException {
-            Socket socket = inner.createSocket(host, port);
-            socket.setTcpNoDelay(true);
-            return socket;
+            return quick(inner.createSocket(host, port));
         }
 
         @Override
         public Socket createSocket(InetAddress host, int port, InetAddress local, int localPort)
                 throws IOException {
-            Socket socket = inner.createSocket(host, port, local, localPort);
+            return quick(inner.createSocket(host, port, local, localPort));
+        }
+
+        private static Socket quick(Socket socket) throws IOException {
             socket.setTcpNoDelay(true);
             return socket;
         }

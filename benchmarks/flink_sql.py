@@ -25,6 +25,8 @@ from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from workbench.sources.kafka import FETCH_WAIT
+
 #: the spec's UDF names -> the Flink implementations
 FUNCTIONS = {
     "S2Id": "io.daggerworkbench.flinkbench.S2Id",
@@ -112,6 +114,8 @@ def source_table(
         "protobuf.message-class-name": java_class,
         "protobuf.ignore-parse-errors": "true",
         "protobuf.read-default-values": "true",  # proto3: unset fields read as their defaults
+        # the Kafka consumer settings the engine's source has (FETCH_WAIT)
+        **{f"properties.{key.removeprefix('kafka.')}": v for key, v in FETCH_WAIT.items()},
     }
     body = [
         *columns(descriptor),

@@ -56,9 +56,13 @@ def ship(spark: SparkSession) -> None:
 
 
 def kafka(spark: SparkSession, bootstrap: str, topic: str, max_offsets: int) -> DataFrame:
-    """The topic from the start, ``max_offsets`` records a micro-batch (as the engine reads)."""
+    """The topic from the start, ``max_offsets`` records a micro-batch, with the engine's
+    Kafka consumer settings (``FETCH_WAIT``)."""
+    from workbench.sources.kafka import FETCH_WAIT
+
     return (
         spark.readStream.format("kafka")
+        .options(**FETCH_WAIT)
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import UnknownNameError
-from workbench.sources.kafka import decoded_records, decoded_rows
+from workbench.sources.kafka import FETCH_WAIT, decoded_records, decoded_rows
 from workbench.sources.partitions import (
     PartitionReader,
     Progress,
@@ -183,6 +183,7 @@ class Sample:
     def spark_options(self) -> dict[str, str]:
         """Options for Spark's Kafka batch source reading exactly the sample's offsets."""
         options = {
+            **FETCH_WAIT,
             "kafka.bootstrap.servers": self.bootstrap,
             "assign": json.dumps({t: sorted(parts) for t, parts in self.offsets.items()}),
             "startingOffsets": json.dumps(self._bounds(0)),

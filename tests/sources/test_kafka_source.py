@@ -68,6 +68,12 @@ def test_kafka_timeouts_are_bounded_unless_the_spec_sets_them():
     assert "kafka.default.api.timeout.ms" not in given  # Kafka's own, kept above the request's
 
 
+def test_a_fetch_past_the_end_of_the_log_is_held_briefly_unless_the_spec_says():
+    assert reader_options(stream(topics=["a"]))["kafka.fetch.max.wait.ms"] == "10"
+    given = reader_options(stream(topics=["a"], kafka_options={"fetch.max.wait.ms": "500"}))
+    assert given["kafka.fetch.max.wait.ms"] == "500"
+
+
 def test_a_bad_start_time_is_a_spec_error():
     from workbench.exceptions import SpecError
 

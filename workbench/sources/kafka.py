@@ -77,6 +77,12 @@ class StreamFrames:
 #: fails the query after about a minute instead of four (the admin client refuses an API
 #: timeout below the request timeout, hence both).
 BOUNDED_TIMEOUTS = {"kafka.request.timeout.ms": "10000", "kafka.default.api.timeout.ms": "20000"}
+#: How long the broker holds a task's fetch that finds no records, unless ``kafka_options``
+#: say: a task reads only offsets the broker has, so a fetch finds none only when the consumer
+#: fetches ahead past the end of the log, and Kafka's default (500 ms) then held every task
+#: that read to the end, wave by wave: a micro-batch reading 500,000 bookings from 4
+#: partitions on 2 cores took about 1 s longer when it reached the end of the topic.
+FETCH_WAIT = {"kafka.fetch.max.wait.ms": "10"}
 
 
 def reader_options(stream: StreamSpec, bootstrap_servers: str | None = None) -> dict[str, str]:
@@ -97,6 +103,7 @@ def reader_options(stream: StreamSpec, bootstrap_servers: str | None = None) -> 
     }
     if not given.keys() & BOUNDED_TIMEOUTS.keys():
         options.update(BOUNDED_TIMEOUTS)
+    options.update(FETCH_WAIT)
     options.update(given)
     return options
 

@@ -14,16 +14,41 @@ def _no_delay(spark) -> bool:
     return bool(server.getCallbackClient().getPerThreadConnection().getSocket().getTcpNoDelay())
 
 
-def test_the_connection_made_before_the_session_started_has_nagle_off(spark):
-    assert _no_delay(spark)
+def _server_sockets(spark) -> list[bool]:
+    """Nagle's algorithm off (True) or on, for each connection the gateway server accepted
+    (one per Python thread that called the JVM)."""
+    server = spark.sparkContext._gateway.java_gateway_server
+    field = server.getClass().getSuperclass().getDeclaredField("connections")  # GatewayServer
+    field.setAccessible(True)
+    return [bool(c.getSocket().getTcpNoDelay()) for c in list(field.get(server))]
 
 
-def test_a_python_thread_started_later_gets_a_connection_with_nagle_off(spark):
-    seen: list[bool] = []
-    thread = threading.Thread(target=lambda: seen.append(_no_delay(spark)))
-    thread.start()
-    thread.join(60)
-    assert seen == [True]
+def test_every_connection_python_opened_has_nagle_off_the_first_one_too(spark):
+    """The main thread's connection was opened before the session's start turned it off."""
+    assert _server_sockets(spark)
+    assert all(_server_sockets(spark))
+
+
+def test_python_threads_started_later_get_connections_with_nagle_off(spark):
+    """More threads calling the JVM at once than there are connections: new ones open."""
+    before = len(_server_sockets(spark))
+    called, done = threading.Barrier(before + 2), threading.Event()
+
+    def call() -> None:
+        spark.sparkContext._jvm.java.lang.System.nanoTime()  # the thread's own connection
+        called.wait(60)
+        done.wait(60)
+
+    threads = [threading.Thread(target=call) for _ in range(before + 1)]
+    for thread in threads:
+        thread.start()
+    called.wait(60)
+    after = _server_sockets(spark)
+    done.set()
+    for thread in threads:
+        thread.join(60)
+    assert len(after) > before
+    assert all(after)
 
 
 def test_the_jvm_calling_python_back_uses_a_connection_with_nagle_off(spark, tmp_path: Path):

@@ -30,20 +30,16 @@ import py4j.Py4JServerConnection;
 public final class Py4jNoDelay {
     private Py4jNoDelay() {}
 
-    /**
-     * Turns Nagle's algorithm off on {@code server}'s connections, now and later; returns how
-     * many open sockets it changed.
-     */
-    public static int install(GatewayServer server) throws ReflectiveOperationException {
+    /** Turns Nagle's algorithm off on {@code server}'s connections, now and later. */
+    public static void install(GatewayServer server) throws ReflectiveOperationException {
         server.addListener(new DefaultGatewayServerListener() {
             @Override
             public void connectionStarted(Py4JServerConnection connection) {
                 noDelay(connection.getSocket());
             }
         });
-        int changed = 0;
-        for (Object connection : snapshot(field(GatewayServer.class, "connections").get(server))) {
-            changed += noDelay(((Py4JServerConnection) connection).getSocket());
+        for (Object connection : copy(field(GatewayServer.class, "connections").get(server))) {
+            noDelay(((Py4JServerConnection) connection).getSocket());
         }
         Py4JPythonClient client = server.getCallbackClient();
         if (client instanceof CallbackClient callbacks) {
@@ -52,13 +48,12 @@ public final class Py4jNoDelay {
             if (!(current instanceof NoDelayFactory)) {
                 factory.set(callbacks, new NoDelayFactory(current));
             }
-            for (Object connection : snapshot(field(CallbackClient.class, "connections").get(callbacks))) {
+            for (Object connection : copy(field(CallbackClient.class, "connections").get(callbacks))) {
                 if (connection instanceof Py4JServerConnection open) {
-                    changed += noDelay(open.getSocket());
+                    noDelay(open.getSocket());
                 }
             }
         }
-        return changed;
     }
 
     private static Field field(Class<?> owner, String name) throws NoSuchFieldException {
@@ -67,22 +62,18 @@ public final class Py4jNoDelay {
         return found;
     }
 
-    private static List<Object> snapshot(Object collection) {
-        Collection<?> items = (Collection<?>) collection;
-        synchronized (items) {
-            return new ArrayList<>(items);
-        }
+    private static List<Object> copy(Object collection) {
+        return new ArrayList<>((Collection<?>) collection);
     }
 
-    private static int noDelay(Socket socket) {
+    private static void noDelay(Socket socket) {
         if (socket == null) {
-            return 0;
+            return;
         }
         try {
             socket.setTcpNoDelay(true);
-            return 1;
         } catch (IOException closed) {
-            return 0;
+            // a connection closing as it is found: nothing to speed up
         }
     }
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import random
-
 from cli_runner import workbench
 from readback import kafka_messages
 from streaming import new_topic, publish_events, surge_spec
 
-from workbench.infra.ports import free_ports, port_taken
+from workbench.infra.ports import free_port_run
 from workbench.schemas import default_registry
 
 
 def test_dev_kafka_up_status_down(tmp_path):
-    port, _ = free_ports(2)
+    port = free_port_run(2)
     state = ("--port", port, "--state-dir", tmp_path / "kafka")
     up = workbench("dev", "kafka", "up", *state, "--topic", "t1", "--partitions", "2")
     assert up.returncode == 0, up.stderr
@@ -31,17 +29,8 @@ def test_dev_kafka_up_status_down(tmp_path):
     assert status.returncode == 3 and "not running" in status.stdout
 
 
-def consecutive_free_ports(count: int) -> int:
-    """The first of ``count`` free ports in a row."""
-    for _ in range(50):
-        base = random.randrange(20_000, 60_000)
-        if not any(port_taken(base + i) for i in range(count)):
-            return base
-    raise AssertionError(f"no {count} free ports in a row")
-
-
 def test_dev_kafka_up_brokers_3_lists_three_brokers(tmp_path):
-    port = consecutive_free_ports(6)
+    port = free_port_run(6)
     state = ("--port", port, "--state-dir", tmp_path / "kafka")
     up = workbench("dev", "kafka", "up", *state, "--brokers", 3, "--topic", "t3")
     assert up.returncode == 0, up.stderr
@@ -95,7 +84,7 @@ def test_generate_publishes_decodable_bookings(kafka_broker):
 
 
 def test_demo_runs_end_to_end_and_checks_itself(tmp_path):
-    port, _ = free_ports(2)
+    port = free_port_run(2)
     result = workbench(
         "demo", "--seconds", 15, "--port", port, "--kafka-dir", tmp_path / "kafka", timeout=600
     )

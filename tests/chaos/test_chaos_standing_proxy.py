@@ -17,11 +17,11 @@ from workbench.chaos.env import ChaosEnv, brokers_in
 from workbench.chaos.faults import FAULTS
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.standing_proxy import RECORD, standing
-from workbench.infra.ports import free_ports
+from workbench.infra.ports import free_port, free_port_run
 
 
 def test_a_standing_proxy_serves_the_advertised_port_and_takes_faults(tmp_path):
-    port, _, advertised = free_ports(3)  # the controller takes port + 1
+    port, advertised = free_port_run(2), free_port()  # the controller takes port + 1
     state = tmp_path / "kafka"
     topic = f"standing-{uuid.uuid4().hex[:6]}"
     where = ("--state-dir", state, "--port", port)

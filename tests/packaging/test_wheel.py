@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from workbench import __version__
-from workbench.infra.ports import free_ports, port_taken
+from workbench.infra.ports import free_port_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = "extensions/dagger-workbench"
@@ -188,17 +188,8 @@ def test_workbench_kernel_install_makes_jupyter_list_the_kernel(venv, place, env
     assert "--ext=workbench.notebook" in kernel["spec"]["argv"]
 
 
-def _broker_port() -> int:
-    """A free port whose next one (the controller's) is free too."""
-    for _ in range(50):
-        (port,) = free_ports(1)
-        if not port_taken(port + 1):
-            return port
-    raise AssertionError("no two adjacent free ports")
-
-
 def test_the_demo_runs_from_the_installed_package(venv, place, env, capsys):
-    port = _broker_port()
+    port = free_port_run(2)  # the controller takes port + 1
     started = time.monotonic()
     try:
         shown = _run(

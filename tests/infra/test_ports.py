@@ -1,4 +1,7 @@
-"""Ports for local servers: below the ephemeral range, free, and claimed across processes."""
+"""Ports for local servers: below the ephemeral range, free, and claimed across processes.
+
+The pools here lie below both the kernel's ephemeral range (no client connection takes
+their ports) and the default pool (no server of the suite is given them)."""
 
 from __future__ import annotations
 
@@ -21,11 +24,11 @@ def test_ports_come_from_below_the_kernels_ephemeral_range():
 
 
 def test_a_port_handed_out_is_not_handed_out_again_while_claimed(tmp_path):
-    pool = PortPool(40000, 40010, claims=tmp_path)
+    pool = PortPool(15000, 15010, claims=tmp_path)
     first = pool.take(6)
     second = pool.take(4)
-    assert sorted(first + second) == list(range(40000, 40010))
-    with pytest.raises(SetupError, match=r"No 1 free ports on 127.0.0.1 in 40000-40009"):
+    assert sorted(first + second) == list(range(15000, 15010))
+    with pytest.raises(SetupError, match=r"No 1 free ports on 127.0.0.1 in 15000-15009"):
         pool.take(1)
 
 
@@ -40,11 +43,11 @@ def test_a_port_something_listens_on_is_skipped(tmp_path):
 
 
 def test_a_stale_claim_is_taken_over(tmp_path):
-    pool = PortPool(40000, 40001, claims=tmp_path, ttl_s=60)
-    assert pool.take(1) == [40000]
+    pool = PortPool(15000, 15001, claims=tmp_path, ttl_s=60)
+    assert pool.take(1) == [15000]
     old = time.time() - 120
-    os.utime(tmp_path / "40000", (old, old))
-    assert pool.take(1) == [40000]
+    os.utime(tmp_path / "15000", (old, old))
+    assert pool.take(1) == [15000]
     with pytest.raises(SetupError):
         pool.take(1)
 
@@ -52,7 +55,7 @@ def test_a_stale_claim_is_taken_over(tmp_path):
 def test_processes_taking_ports_at_once_never_share_one(tmp_path):
     script = (
         "import sys; from pathlib import Path; from workbench.infra.ports import PortPool; "
-        f"print(*PortPool(41000, 41200, claims=Path({str(tmp_path)!r})).take(25))"
+        f"print(*PortPool(16000, 16400, claims=Path({str(tmp_path)!r})).take(20))"
     )
     procs = [
         subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
@@ -60,13 +63,13 @@ def test_processes_taking_ports_at_once_never_share_one(tmp_path):
     ]
     ports = [int(p) for proc in procs for p in proc.communicate(timeout=60)[0].split()]
     assert all(proc.returncode == 0 for proc in procs)
-    assert len(ports) == 200 and len(set(ports)) == 200
+    assert len(ports) == 160 and len(set(ports)) == 160  # half the pool: some may be in use
 
 
 def test_a_run_of_ports_is_unclaimed_and_free_as_a_whole(tmp_path):
-    (tmp_path / "40004").touch()  # another process was just given 40004
-    pool = PortPool(40000, 40006, claims=tmp_path)
-    assert pool.take_run(3) == 40000
+    (tmp_path / "15004").touch()  # another process was just given 15004
+    pool = PortPool(15000, 15006, claims=tmp_path)
+    assert pool.take_run(3) == 15000
     with pytest.raises(SetupError, match="No 3 free ports in a row"):
         pool.take_run(3)
     with socket.socket() as listener:

@@ -54,8 +54,14 @@ class Timing:
 class FlinkCluster:
     """``java SurgeJob`` on a MiniCluster of ``slots`` slots; a context manager."""
 
-    def __init__(self, slots: int = 2, heap: str = "1g", log: Path | None = None):
-        self.slots, self.heap = slots, heap
+    def __init__(
+        self, slots: int = 2, heap: str = "1g", log: Path | None = None, gc: str | None = None
+    ):
+        """``heap`` and ``gc`` (a collector option, "" for the JVM's default; by default the
+        Spark driver's, :data:`workbench.spark.GC`) as a ``local[2]`` Spark driver has."""
+        from workbench.spark import GC
+
+        self.slots, self.heap, self.collector = slots, heap, GC if gc is None else gc
         self.log = log or Path(os.devnull)
         self.started = 0.0  # seconds from launching the JVM to the cluster being ready
         self.minicluster = 0.0  # of which the MiniCluster's own start
@@ -64,7 +70,7 @@ class FlinkCluster:
     def __enter__(self) -> FlinkCluster:
         jars = classpath()
         cmd = [
-            "java", f"-Xmx{self.heap}", "-Duser.timezone=UTC", *_OPENS,
+            "java", f"-Xmx{self.heap}", *self.collector.split(), "-Duser.timezone=UTC", *_OPENS,
             "-cp", os.pathsep.join(map(str, jars)), MAIN, str(self.slots),
         ]  # fmt: skip
         start = time.perf_counter()

@@ -62,7 +62,12 @@ variant's physical plan.
     .venv/bin/python benchmarks/streaming_throughput.py [--events 2000000] [--repeat 3]
         [--warmups 2] [--max-offsets 500000] [--python pandas,row,dict]
         [--only engine,jvm,flink,read]
-        [--conf spark.sql.shuffle.partitions=2 ...] [--flink-conf KEY=VALUE ...] [--plans]
+        [--conf spark.sql.shuffle.partitions=2 ...] [--flink-conf KEY=VALUE ...]
+        [--flink-gc spark|jvm-default] [--plans]
+
+Flink's JVM has the Spark driver's heap (1g) and, by default, its garbage collector
+(``workbench.spark.GC``); ``--flink-gc jvm-default`` runs it with the JVM's own (G1), as
+Flink ships.
 """
 
 from __future__ import annotations
@@ -651,13 +656,16 @@ def partition(setting: str) -> tuple[str, str, str]:
     return setting.partition("=")
 
 
-def start_flink(stack: contextlib.ExitStack, root: Path) -> FlinkCluster:
-    """The Flink JVM and its MiniCluster (2 slots), started till ``stack`` closes."""
+def start_flink(stack: contextlib.ExitStack, root: Path, gc: str) -> FlinkCluster:
+    """The Flink JVM and its MiniCluster (2 slots), started till ``stack`` closes; ``gc``:
+    ``spark`` (the Spark driver's collector) or ``jvm-default``."""
     log = Path(tempfile.gettempdir()) / f"{root.name}-flink.log"
-    cluster = stack.enter_context(FlinkCluster(slots=2, log=log))
+    collector = None if gc == "spark" else ""
+    cluster = stack.enter_context(FlinkCluster(slots=2, log=log, gc=collector))
     print(
         f"Flink {flink_build.FLINK} MiniCluster (1 TaskManager, 2 slots, parallelism 2) ready "
         f"in {cluster.started:.1f} s (its own start {cluster.minicluster:.1f} s; not counted); "
+        f"heap {cluster.heap}, collector {cluster.collector or 'the JVM default (G1)'}; "
         f"JVM log {log}"
     )
     return cluster
@@ -665,7 +673,7 @@ def start_flink(stack: contextlib.ExitStack, root: Path) -> FlinkCluster:
 
 def run(args: argparse.Namespace) -> bool:
     from workbench.schemas.registry import default_registry
-    from workbench.spark import session
+    from workbench.spark import GC, session
 
     names = variant_names(args)
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
@@ -682,11 +690,12 @@ def run(args: argparse.Namespace) -> bool:
             )  # fmt: skip
             if set(FLINK) & set(names):
                 conf_pairs = tuple((k, v) for k, _, v in map(partition, args.flink_conf))
-                bench = replace(bench, flink=start_flink(stack, root), flink_conf=conf_pairs)
+                flink = start_flink(stack, root, args.flink_gc)
+                bench = replace(bench, flink=flink, flink_conf=conf_pairs)
                 print(f"  Flink options: {dict(conf_pairs) or 'defaults'}")
             warm = replace(bench, topic=warmup, events=args.warmup_events)
             print(
-                f"Spark {spark.version} on {spark.sparkContext.master}, shuffle partitions "
+                f"Spark {spark.version} on {spark.sparkContext.master} ({GC}), shuffle partitions "
                 f"{spark.conf.get('spark.sql.shuffle.partitions')}, maxOffsetsPerTrigger "
                 f"{args.max_offsets:,}, AvailableNow{''.join(f', {c}' for c in args.conf)}; "
                 f"timed runs after {args.warmups} warm-up(s) on {args.warmup_events:,} events:"
@@ -736,6 +745,10 @@ def main() -> None:
     parser.add_argument(
         "--flink-conf", action="append", default=[], metavar="KEY=VALUE",
         help="a Flink option SET in the Flink script (e.g. execution.checkpointing.interval=3s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--flink-gc", choices=("spark", "jvm-default"), default="spark",
+        help="Flink's collector: the Spark driver's (default) or the JVM's own (G1)",
     )  # fmt: skip
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the broker on the way out

@@ -1,4 +1,5 @@
-"""The session's Py4J sockets: Nagle's algorithm off on every connection, both ways."""
+"""The session's driver JVM as started: its garbage collector, and its Py4J sockets with
+Nagle's algorithm off on every connection, both ways."""
 
 from __future__ import annotations
 
@@ -71,3 +72,8 @@ def test_the_jvm_calling_python_back_uses_a_connection_with_nagle_off(spark, tmp
     )
     query.awaitTermination(120)
     assert seen == [True]
+
+
+def test_the_driver_jvm_runs_the_parallel_collector(spark):
+    beans = spark._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    assert sorted(bean.getName() for bean in beans) == ["PS MarkSweep", "PS Scavenge"]

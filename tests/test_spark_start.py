@@ -84,3 +84,12 @@ def test_drivers_compile_with_both_jits_unless_told_quick(monkeypatch):
     monkeypatch.setenv("WORKBENCH_JIT", "quick")
     assert driver_java_options().endswith(f" {QUICK_JIT}")
     assert QUICK_JIT not in driver_java_options(quick_jit=False)  # told otherwise
+
+
+def test_every_spark_jvm_collects_garbage_with_the_parallel_collector(monkeypatch):
+    from workbench.spark import GC, driver_java_options, executor_java_options
+
+    assert GC == "-XX:+UseParallelGC"
+    for quick in (True, False):
+        assert f" {GC}" in driver_java_options(quick_jit=quick)
+    assert f" {GC}" in executor_java_options()

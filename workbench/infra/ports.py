@@ -32,6 +32,8 @@ LOWEST = 20000
 CLAIM_TTL_S = 600.0
 """How long a port handed out stays claimed: long enough for a server to bind it."""
 EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+#: The claims of this user's processes (another user's servers are skipped as ports in use).
+CLAIMS = Path(tempfile.gettempdir()) / f"workbench-ports-{os.getuid()}"
 
 
 def ephemeral_start() -> int:
@@ -48,7 +50,7 @@ class PortPool:
 
     low: int
     high: int
-    claims: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "workbench-ports")
+    claims: Path = field(default_factory=lambda: CLAIMS)
     ttl_s: float = CLAIM_TTL_S
 
     def take(self, count: int = 1) -> list[int]:

@@ -74,3 +74,20 @@ def kill_runs(service: JobService) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
+
+
+def running_run(service: JobService, who, name: str, other_than: dict | None = None, **where):
+    """The job ``name``'s view once it is RUNNING with a run (the view has none between a
+    run's end and the next one's spawn, a move's or a restart's) other than ``other_than``'s
+    and with the view's keys ``where``; waited for up to 30 s."""
+    from polling import wait_for
+
+    def ready() -> dict | None:
+        job = service.get_job(who, name)
+        if job["status"] != "RUNNING" or job["run"] is None:
+            return None
+        if other_than is not None and job["run"]["id"] == other_than["run"]["id"]:
+            return None
+        return job if all(job[key] == value for key, value in where.items()) else None
+
+    return wait_for(ready, 30, f"job {name} running{f' with {where}' if where else ''}")

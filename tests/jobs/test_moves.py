@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from jobkit import spec_yaml, teams_file
-from polling import wait_for
+from jobkit import running_run, spec_yaml, teams_file
 
 from workbench.exceptions import JobForbiddenError, JobServiceError
 
@@ -31,16 +30,12 @@ def service(make_service, tmp_path):
 def test_a_move_stops_the_run_and_starts_one_on_the_cluster_from_the_checkpoint(service):
     bob = service.principal("bob")
     service.submit(bob, name="surge", team="pricing", spec_yaml=spec_yaml())
-    first = wait_for(lambda: (j := service.get_job(bob, "surge"))["status"] == "RUNNING" and j)
+    first = running_run(service, bob, "surge")
     assert first["cluster"] == "blue"
 
     job = service.move(service.principal("carol"), "surge", "green")
     assert job["cluster"] == "green"
-    moved = wait_for(
-        lambda: (j := service.get_job(bob, "surge"))["status"] == "RUNNING"
-        and j["run"]["id"] != first["run"]["id"] and j,
-        30, "a run on green",
-    )  # fmt: skip
+    moved = running_run(service, bob, "surge", other_than=first)
     run = json.loads((Path(service.config.state_dir) / "runs" / moved["run"]["id"] / "run.json")
                      .read_text())  # fmt: skip
     assert run["cluster"] == "green" and run["spark_master"] == "local[1]"

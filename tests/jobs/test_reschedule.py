@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from jobkit import spec_yaml
+from jobkit import running_run, spec_yaml
 from polling import wait_for
 
 from workbench.jobs.reschedule import CHECK_S, MasterProbes, answers, endpoints
@@ -101,15 +101,11 @@ def test_a_job_leaves_a_cluster_that_stops_answering_for_its_standby(make_servic
     service = service_on(make_service, a, b)
     bob = service.principal("bob")
     service.submit(bob, name="surge", team="pricing", spec_yaml=spec_yaml(), cluster="a")
-    first = wait_for(lambda: (j := service.get_job(bob, "surge"))["status"] == "RUNNING" and j)
+    first = running_run(service, bob, "surge")
     assert run_json(service, first)["cluster"] == "a"
 
     a.close()  # the master of a stops answering
-    moved = wait_for(
-        lambda: (j := service.get_job(bob, "surge"))["cluster"] == "b"
-        and j["status"] == "RUNNING" and j["run"]["id"] != first["run"]["id"] and j,
-        30, "the job running on b",
-    )  # fmt: skip
+    moved = running_run(service, bob, "surge", other_than=first, cluster="b")
     assert run_json(service, moved)["cluster"] == "b" and moved["failures"] == 0
     events = service.events(bob, "surge", last=100)
     [move] = [e for e in events if e["action"] == "moved"]

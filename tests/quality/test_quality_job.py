@@ -154,7 +154,8 @@ def test_transaction_markers_and_aborted_records_are_not_missing(spark, kafka_br
             producer.produce(topic, booking(f"tx-{n}-{i}", event), timestamp=event + ON_TIME_MS)
         if commit:
             producer.commit_transaction(30)
-        else:
+        else:  # the aborted records reach the log first: an abort of nothing sent yet
+            producer.flush(30)  # can fail with INVALID_TXN_STATE (librdkafka issue #4849)
             producer.abort_transaction(30)
     run(quality_spec(bootstrap, topic, tmp_path), spark)
     assert counts(emitted(spark, tmp_path)[W0]) == {

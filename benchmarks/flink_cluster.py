@@ -24,6 +24,7 @@ from types import TracebackType
 from flink_build import MAIN, classpath
 
 from workbench.exceptions import WorkbenchError
+from workbench.spark import GC
 
 TAG = "@flinkbench "
 _OPENS = [
@@ -55,13 +56,11 @@ class FlinkCluster:
     """``java SurgeJob`` on a MiniCluster of ``slots`` slots; a context manager."""
 
     def __init__(
-        self, slots: int = 2, heap: str = "1g", log: Path | None = None, gc: str | None = None
+        self, slots: int = 2, heap: str = "1g", log: Path | None = None, collector: str = GC
     ):
-        """``heap`` and ``gc`` (a collector option, "" for the JVM's default; by default the
-        Spark driver's, :data:`workbench.spark.GC`) as a ``local[2]`` Spark driver has."""
-        from workbench.spark import GC
-
-        self.slots, self.heap, self.collector = slots, heap, GC if gc is None else gc
+        """``heap`` and ``collector`` (a JVM option, "" for the JVM's default) as a
+        ``local[2]`` Spark driver has them."""
+        self.slots, self.heap, self.collector = slots, heap, collector
         self.log = log or Path(os.devnull)
         self.started = 0.0  # seconds from launching the JVM to the cluster being ready
         self.minicluster = 0.0  # of which the MiniCluster's own start

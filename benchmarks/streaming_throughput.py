@@ -96,6 +96,8 @@ import flink_sql
 import surge_pipelines as hand
 from flink_cluster import FlinkCluster, Row, read_rows
 
+from workbench.spark import GC
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
@@ -660,8 +662,8 @@ def start_flink(stack: contextlib.ExitStack, root: Path, gc: str) -> FlinkCluste
     """The Flink JVM and its MiniCluster (2 slots), started till ``stack`` closes; ``gc``:
     ``spark`` (the Spark driver's collector) or ``jvm-default``."""
     log = Path(tempfile.gettempdir()) / f"{root.name}-flink.log"
-    collector = None if gc == "spark" else ""
-    cluster = stack.enter_context(FlinkCluster(slots=2, log=log, gc=collector))
+    collector = GC if gc == "spark" else ""
+    cluster = stack.enter_context(FlinkCluster(slots=2, log=log, collector=collector))
     print(
         f"Flink {flink_build.FLINK} MiniCluster (1 TaskManager, 2 slots, parallelism 2) ready "
         f"in {cluster.started:.1f} s (its own start {cluster.minicluster:.1f} s; not counted); "
@@ -673,7 +675,7 @@ def start_flink(stack: contextlib.ExitStack, root: Path, gc: str) -> FlinkCluste
 
 def run(args: argparse.Namespace) -> bool:
     from workbench.schemas.registry import default_registry
-    from workbench.spark import GC, session
+    from workbench.spark import session
 
     names = variant_names(args)
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)

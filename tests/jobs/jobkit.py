@@ -76,15 +76,25 @@ def kill_runs(service: JobService) -> None:
             os.killpg(pid, signal.SIGKILL)
 
 
+def running(job: dict) -> bool:
+    """A job view RUNNING with a run (the view has none between a run's end and the next
+    one's spawn: a move's or a restart's)."""
+    return job["status"] == "RUNNING" and job["run"] is not None
+
+
+def batches(job: dict) -> int:
+    """The micro-batches a job view's metrics count, 0 before any."""
+    return int((job.get("metrics") or {}).get("batches") or 0)
+
+
 def running_run(service: JobService, who, name: str, other_than: dict | None = None, **where):
-    """The job ``name``'s view once it is RUNNING with a run (the view has none between a
-    run's end and the next one's spawn, a move's or a restart's) other than ``other_than``'s
-    and with the view's keys ``where``; waited for up to 30 s."""
+    """The job ``name``'s view once it is :func:`running` with a run other than
+    ``other_than``'s and with the view's keys ``where``; waited for up to 30 s."""
     from polling import wait_for
 
     def ready() -> dict | None:
         job = service.get_job(who, name)
-        if job["status"] != "RUNNING" or job["run"] is None:
+        if not running(job):
             return None
         if other_than is not None and job["run"]["id"] == other_than["run"]["id"]:
             return None

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from geo_reference import surge_windows
+from jobkit import batches, running
 from polling import wait_for as wait_until
 from service_process import Service, runner_processes
 from streaming import (
@@ -96,14 +97,6 @@ def in_batch(checkpoint: str) -> bool:
         return max((int(p.name) for p in (query / kind).glob("*") if p.name.isdigit()), default=-1)
 
     return last("offsets") > last("commits") >= 0
-
-
-def running(job: dict) -> bool:
-    return job["status"] == "RUNNING" and job["run"] is not None
-
-
-def batches(job: dict) -> int:
-    return (job["metrics"] or {}).get("batches") or 0
 
 
 @pytest.fixture(scope="module")

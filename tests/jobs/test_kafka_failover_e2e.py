@@ -11,6 +11,7 @@ import time
 import uuid
 
 from geo_reference import surge_windows
+from jobkit import batches
 from polling import wait_for
 from service_process import Service
 from streaming import Bookings, closed, influx_v1_rows, influx_v1_sink, surge_spec
@@ -22,10 +23,6 @@ POLICY = {
     "backoff_s": 1, "backoff_max_s": 4, "max_failures": 5, "healthy_after_s": 20,
     "stop_grace_s": 10, "kill_grace_s": 5,
 }  # fmt: skip
-
-
-def batches(job: dict) -> int:
-    return int((job.get("metrics") or {}).get("batches") or 0)
 
 
 def ended_offsets(bootstrap: str, topic: str) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from jobkit import batches, running
 from polling import wait_for
 from service_process import Service
 from streaming import new_topic, publish_events
@@ -57,14 +58,6 @@ def spec(bootstrap: str, topic: str, out: Path) -> str:
         "sinks": [{"type": "log"}],
         "dead_letter": {"type": "parquet", "path": str(out / "dead-letters")},
     }, sort_keys=False)  # fmt: skip
-
-
-def running(job: dict) -> bool:
-    return job["status"] == "RUNNING" and job["run"] is not None
-
-
-def batches(job: dict) -> int:
-    return (job["metrics"] or {}).get("batches") or 0
 
 
 def test_a_job_keeps_running_on_its_pinned_schema_version(service, kafka_broker, tmp_path):

@@ -77,8 +77,8 @@ def kill_runs(service: JobService) -> None:
 
 
 def running(job: dict) -> bool:
-    """A job view RUNNING with a run (the view has none between a run's end and the next
-    one's spawn: a move's or a restart's)."""
+    """A job view RUNNING with a run. (A view is read in one snapshot, so RUNNING has a run;
+    the second check keeps a test's failure an assertion, not a TypeError.)"""
     return job["status"] == "RUNNING" and job["run"] is not None
 
 

@@ -117,3 +117,62 @@ def test_services_starting_at_once_migrate_in_turn(database_url):
         with db.session() as s:
             assert s.scalars(sa.select(Job)).all() == []
         db.dispose()
+
+
+def _running_job_with_a_run(db) -> None:
+    with db.session() as s:
+        job = _job()
+        job.status = "RUNNING"
+        s.add(job)
+        s.flush()
+        s.add(Run(job_id=job.id, run_id=f"{job.id}-1", version=1, attempt=1, run_dir="/r",
+                  log_path="/r/log", pid=123))  # fmt: skip
+
+
+def _end_the_run(db) -> None:
+    """What the supervisor commits when a run's process is gone and the job moves on."""
+    with db.session() as s:
+        s.scalars(sa.select(Run)).one().ended_at = datetime.now(UTC)
+        s.scalars(sa.select(Job)).one().status = "STOPPING"
+
+
+def _status_and_live_run(s, between=lambda: None) -> tuple[str, str | None]:
+    """A job view's two reads: the status, then the live run (``between`` runs between)."""
+    status = s.scalars(sa.select(Job.status)).one()
+    between()
+    return status, s.scalars(sa.select(Run.run_id).where(Run.ended_at.is_(None))).one_or_none()
+
+
+def test_a_snapshot_is_not_torn_by_a_commit_between_its_queries(database_url):
+    """A plain session can read RUNNING and then no run (the supervisor committed between
+    the two reads); a snapshot reads both as of its first query."""
+    db = open_database(database_url)
+    _running_job_with_a_run(db)
+    with db.session() as s:
+        assert _status_and_live_run(s, lambda: _end_the_run(db)) == ("RUNNING", None)  # torn
+    with db.session() as s:
+        s.scalars(sa.select(Run)).one().ended_at = None
+        s.scalars(sa.select(Job)).one().status = "RUNNING"
+    with db.snapshot() as s:
+        assert _status_and_live_run(s, lambda: _end_the_run(db)) == ("RUNNING", "1-1")
+    with db.snapshot() as s:  # the next one sees the commit
+        assert _status_and_live_run(s) == ("STOPPING", None)
+    db.dispose()
+
+
+def test_nothing_written_in_a_snapshot_lands_and_it_blocks_no_writer(database_url):
+    db = open_database(database_url)
+    _running_job_with_a_run(db)
+    refused = False
+    try:
+        with db.snapshot() as s:
+            s.execute(sa.update(Job).values(status="FAILED"))
+    except sa.exc.DBAPIError as err:
+        refused = "read-only" in str(err)
+    assert refused == (db.engine.dialect.name == "postgresql")  # SQLite's is rolled back
+    with db.snapshot() as s:
+        assert s.scalars(sa.select(Job.status)).one() == "RUNNING"
+        _end_the_run(db)  # a writer while a snapshot is open
+    with db.snapshot() as s:
+        assert _status_and_live_run(s) == ("STOPPING", None)
+    db.dispose()

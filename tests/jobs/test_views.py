@@ -7,7 +7,7 @@ import json
 
 import pytest
 from jobkit import spec_yaml, teams_file
-from sqlalchemy import event
+from sqlalchemy import event, select
 
 from workbench.alerts.tables import AlertRow
 from workbench.jobs.db import Event, Job, Run, now
@@ -53,11 +53,13 @@ def seed(service, tmp_path, numbers: range) -> None:
 
 
 def statements(service, call) -> tuple[int, object]:
-    """How many SQL statements ``call()`` sends, and what it returns."""
+    """How many SQL queries ``call()`` sends (a snapshot's ``BEGIN`` is not one), and what
+    it returns."""
     sent: list[str] = []
 
     def count(_conn, _cursor, statement, *_args) -> None:
-        sent.append(statement)
+        if statement != "BEGIN":
+            sent.append(statement)
 
     event.listen(service.db.engine, "before_cursor_execute", count)
     try:
@@ -95,3 +97,34 @@ def test_a_job_without_runs_errors_or_alerts(service):
     [job] = service.list_jobs(bob)
     assert (job["run"], job["last_error"], job["alerts_firing"]) == (None, None, 0)
     assert set(job["metrics"].values()) == {None}
+
+
+@pytest.mark.parametrize("read", ["get_job", "list_jobs"])
+def test_a_view_is_never_torn_by_the_supervisor_committing_meanwhile(service, tmp_path, read):
+    """The supervisor ends the live run and sets STOPPING just after the view has read the
+    job: the view is the state before that commit (a snapshot), never RUNNING with no run."""
+    seed(service, tmp_path, range(1))
+    bob = service.principal("bob")
+    view = (lambda: service.get_job(bob, "job0")) if read == "get_job" else (
+        lambda: service.list_jobs(bob)[0]
+    )  # fmt: skip
+    committed: list[str] = []
+
+    def end_the_run_once(_conn, _cursor, statement, *_args) -> None:
+        if not committed and "FROM jobs" in statement:
+            committed.append(statement)
+            with service.db.session() as s:
+                s.get(
+                    Run, s.scalars(select(Run.id).where(Run.ended_at.is_(None))).one()
+                ).ended_at = now()
+                s.scalars(select(Job)).one().status = "STOPPING"
+
+    event.listen(service.db.engine, "after_cursor_execute", end_the_run_once)
+    try:
+        job = view()
+    finally:
+        event.remove(service.db.engine, "after_cursor_execute", end_the_run_once)
+    assert committed, "the job was never read"
+    assert (job["status"], job["run"]["id"]) == ("RUNNING", "0-2")
+    job = view()
+    assert (job["status"], job["run"]) == ("STOPPING", None)

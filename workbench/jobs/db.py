@@ -148,6 +148,27 @@ class Database:
         with self._sessions.begin() as session:
             yield session
 
+    @contextmanager
+    def snapshot(self) -> Iterator[Session]:
+        """A session for reading only, whose every query sees the database as its first one
+        did: a view made of several queries (a job's status, then its live run) is never
+        torn by a commit between them (the supervisor ending a run and setting the status).
+
+        PostgreSQL: a ``REPEATABLE READ READ ONLY`` transaction. SQLite: an explicit
+        ``BEGIN`` (pysqlite begins none before a SELECT, so each would read the newest
+        commit); in WAL mode a read transaction keeps its snapshot and blocks no writer.
+        Rolled back at the end."""
+        with self._sessions() as session:
+            if self.engine.dialect.name == "sqlite":
+                session.connection().exec_driver_sql("BEGIN")
+            else:
+                options = {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
+                session.connection(execution_options=options)
+            try:
+                yield session
+            finally:
+                session.rollback()
+
     def dispose(self) -> None:
         self.engine.dispose()
 

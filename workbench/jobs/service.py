@@ -72,7 +72,7 @@ class JobService(AlertQueries):
         return authz.principal(self.teams, user)
 
     def list_jobs(self, who: authz.Principal, team: str | None = None) -> list[dict]:
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             query = select(Job).order_by(Job.id)
             if team is not None:
                 query = query.where(Job.team == team)
@@ -80,16 +80,16 @@ class JobService(AlertQueries):
             return job_views(s, jobs)
 
     def get_job(self, who: authz.Principal, ref: int | str) -> dict:
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             return job_view(s, self._visible(s, who, ref))
 
     def versions(self, who: authz.Principal, ref: int | str) -> list[dict]:
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             job = self._visible(s, who, ref)
             return [version_view(v, job.current_version) for v in versioning.versions_of(s, job.id)]
 
     def notebook(self, who: authz.Principal, ref: int | str, version: int) -> bytes:
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             job = self._visible(s, who, ref)
             record = versioning.version(s, job.id, int(version))
             if record is None or not record.notebook_path:
@@ -97,7 +97,7 @@ class JobService(AlertQueries):
             return Path(record.notebook_path).read_bytes()
 
     def events(self, who: authz.Principal, ref: int | str, last: int = 100) -> list[dict]:
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             job = self._visible(s, who, ref)
             query = select(Event).where(Event.job_id == job.id).order_by(Event.id.desc())
             return [event_view(e) for e in reversed(list(s.scalars(query.limit(last))))]
@@ -112,7 +112,7 @@ class JobService(AlertQueries):
         limit_bytes: int = 65536,
     ) -> dict:
         """Text of a run's log (the latest run by default) from byte ``offset``."""
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             found = self._run(s, self._visible(s, who, ref), run)
         if found is None:
             return {"run": None, "offset": 0, "next_offset": 0, "text": "", "running": False}
@@ -133,7 +133,7 @@ class JobService(AlertQueries):
 
     def progress(self, who: authz.Principal, ref: int | str, last: int = 20) -> list[dict]:
         """The last micro-batch reports of the job's latest run."""
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             found = latest_run(s, self._visible(s, who, ref).id)
         if found is None:
             return []
@@ -269,11 +269,11 @@ class JobService(AlertQueries):
 
     # -- clusters (:mod:`workbench.jobs.clusters`, :mod:`workbench.jobs.moves`) ---------
     def list_clusters(self, who: authz.Principal) -> list[dict]:
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             return clusters.list_clusters(s, self.config, who)
 
     def get_cluster(self, who: authz.Principal, name: str) -> dict:
-        with self.db.session() as s:
+        with self.db.snapshot() as s:
             return clusters.get_cluster(s, self.config, who, name)
 
     def move(self, who: authz.Principal, ref: int | str, cluster: str) -> dict:

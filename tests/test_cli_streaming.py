@@ -83,19 +83,6 @@ def test_generate_publishes_decodable_bookings(kafka_broker):
     assert 10 <= failed <= 60 and decoded == 600 - failed
 
 
-def test_demo_runs_end_to_end_and_checks_itself(tmp_path):
-    port = free_port_run(2)
-    result = workbench(
-        "demo", "--seconds", 15, "--port", port, "--kafka-dir", tmp_path / "kafka", timeout=600
-    )
-    try:
-        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-        assert "check: all " in result.stdout and "closed windows match the" in result.stdout
-        assert "] batch " in result.stdout  # progress lines
-    finally:
-        workbench("dev", "kafka", "down", "--port", port, "--state-dir", tmp_path / "kafka")
-
-
 def test_run_prints_a_line_for_a_batch_of_only_undecodable_records(kafka_broker, tmp_path):
     bootstrap = kafka_broker.bootstrap
     topic = new_topic(bootstrap, "all-bad")

@@ -189,22 +189,29 @@ def test_workbench_kernel_install_makes_jupyter_list_the_kernel(venv, place, env
 
 
 def test_the_demo_runs_from_the_installed_package(venv, place, env, capsys):
+    """The demo, as ``make demo`` runs it but from the wheel (the only test of the demo:
+    the checkout runs the same code): jars fetched into the user's cache, the broker's
+    state where ``--kafka-dir`` says, progress lines, and its own check of every window."""
     port = free_port_run(2)  # the controller takes port + 1
+    kafka = place / "demo-kafka"
     started = time.monotonic()
     try:
         shown = _run(
-            [str(venv / "workbench"), "demo", "--seconds", "20", "--port", str(port)],
+            [str(venv / "workbench"), "demo", "--seconds", "20", "--port", str(port),
+             "--kafka-dir", str(kafka)],
             env,
             place,
             timeout=900,
-        )
+        )  # fmt: skip
     finally:
-        down = [str(venv / "workbench"), "dev", "kafka", "down", "--port", str(port)]
+        down = [str(venv / "workbench"), "dev", "kafka", "down", "--port", str(port),
+                "--state-dir", str(kafka)]  # fmt: skip
         subprocess.run(down, env=env, cwd=place, capture_output=True, timeout=120, check=False)
     with capsys.disabled():
         print(f"\nworkbench demo --seconds 20 in the venv: {time.monotonic() - started:.0f}s")
     state = place / "cache" / "dagger-workbench"
-    assert f"kafka broker at 127.0.0.1:{port} (state in {state / 'kafka'})" in shown
+    assert f"kafka broker at 127.0.0.1:{port} (state in {kafka})" in shown
     assert "dagger 'surge-pricing':" in shown and str(state / "demo" / "parquet") in shown
+    assert "[surge-pricing:sinks] batch " in shown  # progress lines
     assert "check: all" in shown and "closed windows match" in shown
     assert list((state / "jars").glob("*/*.jar"))  # fetched into the cache by the package

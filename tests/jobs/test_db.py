@@ -175,4 +175,6 @@ def test_nothing_written_in_a_snapshot_lands_and_it_blocks_no_writer(database_ur
         _end_the_run(db)  # a writer while a snapshot is open
     with db.snapshot() as s:
         assert _status_and_live_run(s) == ("STOPPING", None)
+        run = s.scalars(sa.select(Run)).one()
+    assert (run.run_id, run.log_path) == ("1-1", "/r/log")  # read, still readable after it
     db.dispose()

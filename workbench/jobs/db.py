@@ -157,17 +157,15 @@ class Database:
         PostgreSQL: a ``REPEATABLE READ READ ONLY`` transaction. SQLite: an explicit
         ``BEGIN`` (pysqlite begins none before a SELECT, so each would read the newest
         commit); in WAL mode a read transaction keeps its snapshot and blocks no writer.
-        Rolled back at the end."""
+        Closed at the end, which rolls the transaction back; what was read stays readable
+        (closing, unlike a rollback, expires nothing)."""
         with self._sessions() as session:
             if self.engine.dialect.name == "sqlite":
                 session.connection().exec_driver_sql("BEGIN")
             else:
                 options = {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
                 session.connection(execution_options=options)
-            try:
-                yield session
-            finally:
-                session.rollback()
+            yield session
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -105,18 +105,17 @@ def test_a_view_is_never_torn_by_the_supervisor_committing_meanwhile(service, tm
     job: the view is the state before that commit (a snapshot), never RUNNING with no run."""
     seed(service, tmp_path, range(1))
     bob = service.principal("bob")
-    view = (lambda: service.get_job(bob, "job0")) if read == "get_job" else (
-        lambda: service.list_jobs(bob)[0]
-    )  # fmt: skip
+    view = {
+        "get_job": lambda: service.get_job(bob, "job0"),
+        "list_jobs": lambda: service.list_jobs(bob)[0],
+    }[read]
     committed: list[str] = []
 
     def end_the_run_once(_conn, _cursor, statement, *_args) -> None:
         if not committed and "FROM jobs" in statement:
             committed.append(statement)
             with service.db.session() as s:
-                s.get(
-                    Run, s.scalars(select(Run.id).where(Run.ended_at.is_(None))).one()
-                ).ended_at = now()
+                s.scalars(select(Run).where(Run.ended_at.is_(None))).one().ended_at = now()
                 s.scalars(select(Job)).one().status = "STOPPING"
 
     event.listen(service.db.engine, "after_cursor_execute", end_the_run_once)

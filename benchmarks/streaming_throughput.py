@@ -27,7 +27,8 @@ Every variant first runs ``--warmups`` times (2), untimed and interleaved, over 
 topic (JIT, Python workers, Kafka consumers), and the repeated ones once more over the
 benchmark topic (the first pass over it cost every variant 10-50% more CPU than its later
 passes, whichever ran first). Then the JVM variants run ``--repeat`` times,
-interleaved, and the Python ones once; the best run counts. A variant's time is wall clock
+interleaved, each round in another order (a variant's time depends on the one before it),
+and the Python ones once; the best run counts. A variant's time is wall clock
 from building its queries to the end of the last one; events/s is the topic's size over
 that. Each run also counts the machine's busy CPU seconds (``/proc/stat``: the JVM, the
 broker serving it, any Python workers), the work it took: on 2 shared cores a run's wall
@@ -432,12 +433,22 @@ def exact_rows(spark: SparkSession, path: Path) -> list[Row]:
     return sorted((tuple(r) for r in out.collect()), key=repr)
 
 
+def rotated(names: list[str], attempt: int) -> list[str]:
+    """The order of round ``attempt``: ``names`` rotated by it, so that each variant follows
+    a different one in each round. A variant's time depends on the one run before it in the
+    same JVM (docs/benchmarks.md, item 22: (a) right after (c) took 0.90-0.92x (c)'s time
+    over 5 rounds, (a) right after (c) collecting dead letters 0.99x)."""
+    shift = attempt % len(names) if names else 0
+    return names[shift:] + names[:shift]
+
+
 def run_all(
     bench: Bench, warm: Bench, names: list[str], repeat: int, warmups: int = 1
 ) -> dict[str, list[Run]]:
     """Warm every variant up ``warmups`` times, interleaved, then run them interleaved: the
-    JVM ones ``repeat`` times. The warm-ups' machine CPU seconds are printed: they fall
-    while the JIT compilers still work and settle once the code is compiled."""
+    JVM ones ``repeat`` times, each round in another order (:func:`rotated`). The warm-ups'
+    machine CPU seconds are printed: they fall while the JIT compilers still work and settle
+    once the code is compiled."""
     for attempt in range(warmups):
         cpu = "  ".join(f"{name} {measure(warm, name).cpu:.1f}" for name in names)
         print(f"  warm-up {attempt + 1}, machine CPU s: {cpu}")
@@ -447,7 +458,7 @@ def run_all(
         print(f"  warm-up on the benchmark topic, machine CPU s: {cpu}")
     runs: dict[str, list[Run]] = {name: [] for name in names}
     for attempt in range(repeat):
-        for name in names:
+        for name in rotated(names, attempt):
             if attempt == 0 or VARIANTS[name][2]:
                 runs[name].append(measure(bench, name))
                 last = runs[name][-1]

@@ -82,3 +82,29 @@ def test_taps_are_separate_and_each_run_collects_again(spark, records):
     assert len(first.drain()) == 8 and second.drain() == []
     two.count()
     assert len(second.drain()) == 4 and first.drain() == []
+
+
+def _nodes(plan):
+    """The nodes of a physical plan (a py4j SparkPlan), root first."""
+    yield plan
+    children = plan.children()
+    for i in range(children.size()):
+        yield from _nodes(children.apply(i))
+
+
+def test_a_record_that_decoded_is_not_copied_for_the_tap(spark, records):
+    """Spark's generated filter reads every column its condition names before it tests the
+    condition, so a tap in the filter itself copied each record's key and read its topic.
+    The tap's condition is a projected column, whose OR reads them in its second branch, for
+    records that did not decode only; the filters name none of the Kafka columns."""
+    frame, _ = records
+    tap = LetterTap(spark, "booking")
+    rows = decoded_rows(frame, tap).where("status = 'CREATED'")
+    nodes = list(_nodes(rows._jdf.queryExecution().executedPlan()))
+    kafka = {"key", "value", "topic", "partition", "offset", "timestamp"}
+    for node in (n for n in nodes if n.nodeName() == "Filter"):
+        names = node.condition().references().toSeq()
+        assert not kafka & {names.apply(i).name() for i in range(names.size())}
+    projections = " ".join(n.toString() for n in nodes if n.nodeName() == "Project")
+    assert "dead_letters_booking(topic" in projections
+    assert rows.count() > 0 and len(tap.drain()) == 4

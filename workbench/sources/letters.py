@@ -1,14 +1,21 @@
 """Dead letters collected where a stream's records are decoded, off the rows' hot path.
 
-A :class:`LetterTap` belongs to one stream of one query. :meth:`LetterTap.keep` filters the
-decoded records (:func:`workbench.sources.kafka.decoded_records`) with ``_decoded.error IS
-NULL OR dead_letters_<table>(topic, partition, offset, timestamp, key, value, error)``.
-Spark evaluates OR left to right and stops at true, so the UDF
-(``io.daggerworkbench.udf.DeadLetters`` in the UDF jar) runs for the records that did not
-decode only: it adds each to an accumulator of the tap, as JSON, and drops it from the rows.
-A record that decoded is tested for a null error inside Spark's generated code and nothing
-of it is copied, so a plan reads Kafka, decodes, aggregates and writes in one generated
-pipeline, as a hand-written query with no dead letters would.
+A :class:`LetterTap` belongs to one stream of one query. :meth:`LetterTap.keep` computes,
+for each decoded record (:func:`workbench.sources.kafka.decoded_records`), ``_decoded.error
+IS NULL OR dead_letters_<table>(topic, partition, offset, timestamp, key, value, error)``
+into a column (:data:`KEPT`) and filters on it. Spark evaluates OR left to right and stops
+at true, so the UDF (``io.daggerworkbench.udf.DeadLetters`` in the UDF jar) runs for the
+records that did not decode only: it adds each to an accumulator of the tap, as JSON, and
+drops it from the rows. A record that decoded is tested for a null error inside Spark's
+generated code and nothing of it is copied, so a plan reads Kafka, decodes, aggregates and
+writes in one generated pipeline, as a hand-written query with no dead letters would.
+
+Why a column and not the filter's own condition: Spark's generated filter reads every
+column its condition names before testing it, so each record's key would be copied and its
+topic read although only undecodable records need them; a projection reads a column where
+the expression first needs it, here inside the OR's second branch (docs/benchmarks.md,
+item 23: 70-90 bytes less allocated per record). The projection is nondeterministic, so no
+filter of the SQL moves below it and drops a record before the tap has seen it.
 
 Spark merges each task's letters into the driver's accumulator when the task ends: once a
 Spark job has computed a micro-batch, :meth:`LetterTap.drain` hands them out (no further
@@ -27,6 +34,8 @@ if TYPE_CHECKING:
 JAVA_CLASS = "io.daggerworkbench.udf.DeadLetters"
 #: The name prefix of the tap's UDF in plans (``dead_letters_<table>``).
 UDF_PREFIX = "dead_letters_"
+#: The column :meth:`LetterTap.keep` computes its condition into, and filters on.
+KEPT = "_kept"
 
 
 class LetterTap:
@@ -45,7 +54,7 @@ class LetterTap:
 
         columns = ["_decoded.error", "topic", "partition", "offset", "timestamp", "key", "value"]
         condition = self._tap.keep(*(F.col(c)._jc for c in columns))  # type: ignore[attr-defined]
-        return records.where(Column(condition))
+        return records.withColumn(KEPT, Column(condition)).where(F.col(KEPT)).drop(KEPT)
 
     def drain(self) -> list[dict[str, Any]]:
         """The letters (JSON objects) collected since the last drain; the tap is left empty."""

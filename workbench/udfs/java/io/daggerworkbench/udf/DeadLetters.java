@@ -19,9 +19,10 @@ import org.apache.spark.util.CollectionAccumulator;
 /**
  * The dead letters of one stream of one query, collected where its records are decoded.
  *
- * <p>{@link #keep} is the condition a stream's decoded records are filtered with: {@code
+ * <p>{@link #keep} is the condition a stream's decoded records are kept by: {@code
  * error IS NULL OR dead_letters_<table>(topic, partition, offset, timestamp, key, value,
- * error)}. Spark evaluates OR left to right and stops at true, so the UDF runs for records
+ * error)} (computed into a column, then filtered on: {@code workbench.sources.letters} says
+ * why). Spark evaluates OR left to right and stops at true, so the UDF runs for records
  * that did not decode only: it adds the record to an accumulator of this instance, as one JSON
  * object (table, topic, partition, offset, kafka_timestamp in ISO-8601, key and value in
  * base64, error), and returns false, so the record leaves the rows. A record that decoded is

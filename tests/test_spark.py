@@ -1,10 +1,13 @@
-"""The session's driver JVM as started: its garbage collector, and its Py4J sockets with
-Nagle's algorithm off on every connection, both ways."""
+"""The session's driver JVM as started: its garbage collector, its Py4J sockets with
+Nagle's algorithm off on every connection, both ways, and its file system committing a
+stateful query's checkpoint and a partitioned Parquet write without starting a process."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -77,3 +80,61 @@ def test_the_jvm_calling_python_back_uses_a_connection_with_nagle_off(spark, tmp
 def test_the_driver_jvm_runs_the_parallel_collector(spark):
     beans = spark._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
     assert sorted(bean.getName() for bean in beans) == ["PS MarkSweep", "PS Scavenge"]
+
+
+@contextlib.contextmanager
+def _processes_started(spark, folder: Path) -> Iterator[list[str]]:
+    """The command lines of the processes the driver JVM starts inside the block (a Flight
+    Recorder recording of ``jdk.ProcessStart``, read back when the block ends)."""
+    jvm, commands = spark._jvm, []
+    recording = jvm.jdk.jfr.Recording()
+    recording.enable("jdk.ProcessStart")
+    recording.start()
+    try:
+        yield commands
+    finally:
+        recording.stop()
+        dump = jvm.java.io.File(str(folder / "processes.jfr")).toPath()
+        recording.dump(dump)
+        recording.close()
+        events = jvm.jdk.jfr.consumer.RecordingFile.readAllEvents(dump)
+        commands.extend(str(event.getString("command")) for event in events)
+
+
+def test_committing_checkpoints_state_and_parquet_starts_no_process(spark, tmp_path: Path):
+    """Hadoop without its native library runs `readlink` for each rename of the default
+    checkpoint manager and `chmod` for each file it creates: ~100 processes a micro-batch of
+    the surge dagger (docs/benchmarks.md, item 25). A stateful query's offsets, commits and
+    state store deltas, and a partitioned Parquet write, now start none, and the files get
+    the permissions Hadoop gives them."""
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "rows.json").write_text("".join(json.dumps({"k": k % 3}) + "\n" for k in range(9)))
+    with _processes_started(spark, tmp_path) as commands:
+        counts = spark.readStream.schema("k INT").json(str(source)).groupBy("k").count()
+        query = (
+            counts.writeStream.format("memory").queryName("committed_counts")
+            .outputMode("complete")
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )  # fmt: skip
+        query.awaitTermination(120)
+        spark.range(4).selectExpr("id", "id % 2 AS part").write.partitionBy("part").parquet(
+            str(tmp_path / "parquet")
+        )
+    assert sorted(tuple(r) for r in spark.table("committed_counts").collect()) == [
+        (0, 3), (1, 3), (2, 3)
+    ]  # fmt: skip
+    assert list((tmp_path / "checkpoint" / "state").rglob("*.delta"))
+    assert commands == []
+    part = next((tmp_path / "parquet").rglob("*.parquet"))
+    assert oct(part.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

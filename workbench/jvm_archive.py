@@ -11,8 +11,9 @@ time of a cold start by 40% here (docs/benchmarks.md). Classes of ``spark.jars``
 jar, the Kafka connector) are not archived (the JVM archives only its built-in class
 loaders'), so a rebuilt UDF jar needs no new archive.
 
-The archive's name carries the PySpark version and the Java installation it was made
-with; another Java or PySpark simply finds none. The JVM checks the rest (its class path)
+The archive's name carries the PySpark version, the Java installation it was made
+with and the jar on the driver's class path (``workbench.udfs.jvm.local_files_jar``);
+another Java, PySpark or jar simply finds none. The JVM checks the rest (its class path)
 itself and ignores an archive that does not fit. ``$WORKBENCH_JVM_ARCHIVE=off`` starts
 without it.
 """
@@ -41,9 +42,12 @@ def path() -> Path:
     """Where the archive for this PySpark and this Java lives (whether or not it exists)."""
     import pyspark
 
+    from workbench.udfs.jvm import local_files_jar
+
     java = shutil.which("java", path=_java_bin()) or "java"
     real = Path(java).resolve()
     stamp = f"{real}:{real.stat().st_mtime_ns if real.exists() else 0}:{pyspark.__file__}"
+    stamp += f":{local_files_jar()}"  # on the driver's class path, which the archive fits
     digest = hashlib.sha256(stamp.encode()).hexdigest()[:10]
     return subdir("jvm") / f"spark-{pyspark.__version__}-{digest}.jsa"
 

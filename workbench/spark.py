@@ -43,6 +43,8 @@ JAR_PROVIDERS: list[str] = [
     "workbench.sources.kafka:connector_jars",
 ]
 
+CHECKPOINT_FILES = "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager"
+LOCAL_FILES = "io.daggerworkbench.fs.NioLocalFileSystem"  # workbench.udfs.jvm.local_files_jar
 DEFAULT_CONF: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
@@ -50,6 +52,15 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+    # No process per file written (docs/benchmarks.md, item 25). Hadoop without its native
+    # library starts a process for each file a query commits: `readlink` four times in each
+    # rename of the default (FileContext) checkpoint manager, `chmod` for each file created.
+    # The surge dagger's micro-batch started ~100 of them (offset and commit logs, each state
+    # store partition's delta file, the sink's log and part files, their .crc files).
+    # FileSystem.rename has the same checks (the destination must not exist) without them,
+    # and NioLocalFileSystem sets permissions in the JVM.
+    "spark.sql.streaming.checkpointFileManagerClass": CHECKPOINT_FILES,
+    "spark.hadoop.fs.file.impl": LOCAL_FILES,
 }
 #: Spark 4.0.0 makes this folder in the working folder (SPARK-52396) and leaves it there.
 ARTIFACTS = "artifacts"
@@ -157,6 +168,7 @@ def _start(master: str | None, app_name: str, conf: Mapping[str, str] | None) ->
             "spark.executor.extraJavaOptions": executor_java_options(),
             **(conf or {}),
         }
+        settings.update(file_system_classpath(settings))
         settings.setdefault("spark.sql.warehouse.dir", str(subdir("spark-warehouse")))
     artifacts = Path.cwd() / ARTIFACTS
     if not artifacts.exists():  # Spark makes it when the session state is first used
@@ -181,6 +193,27 @@ def _start(master: str | None, app_name: str, conf: Mapping[str, str] | None) ->
     for announce in ON_START:
         announce(times)
     return spark
+
+
+def file_system_classpath(settings: Mapping[str, str]) -> dict[str, str]:
+    """The driver's and executors' ``extraClassPath`` and ``spark.jars`` with the jar of
+    :data:`LOCAL_FILES` added, when ``settings`` name it as ``fs.file.impl``. Hadoop loads
+    that class with the JVM's own class loader, before ``spark.jars`` are added (spark-submit
+    resolves paths first; an executor may too); a remote worker without the jar at that path
+    skips the entry and its tasks load the class from ``spark.jars``."""
+    from workbench.udfs.jvm import local_files_jar
+
+    if settings.get("spark.hadoop.fs.file.impl") != LOCAL_FILES:
+        return {}
+    jar, added = str(local_files_jar()), {}
+    for key, sep in (
+        ("spark.driver.extraClassPath", os.pathsep),
+        ("spark.executor.extraClassPath", os.pathsep),
+        ("spark.jars", ","),
+    ):
+        entries = [e for e in settings.get(key, "").split(sep) if e]
+        added[key] = sep.join(entries if jar in entries else [*entries, jar])
+    return added
 
 
 def _launch_jvm(settings: Mapping[str, str], output: Mapping[str, object]) -> None:

@@ -23,6 +23,8 @@ from workbench.infra.maven import fetch
 from workbench.paths import subdir
 
 JAVA_SOURCES = Path(__file__).resolve().parent / "java"
+#: The local file system class, apart from the UDFs (:func:`local_files_jar`).
+LOCAL_FS_SOURCES = Path(__file__).resolve().parent / "java-fs"
 S2_GEOMETRY = "com.google.geometry:s2-geometry:2.0.0"
 JSON_PATH = "com.jayway.jsonpath:json-path:2.9.0"  # what Dagger's JsonQuery uses
 #: ProtoDecode's descriptors; pyspark/jars holds only shaded copies (orc), so none clashes.
@@ -40,26 +42,38 @@ def udf_jars() -> list[Path]:
 
 def udf_jar(classpath: list[Path]) -> Path:
     """The compiled UDF jar, built against ``classpath`` plus pyspark's jars if missing."""
-    sources = sorted(JAVA_SOURCES.rglob("*.java"))
+    return _jar(JAVA_SOURCES, "workbench-udfs", classpath)
+
+
+def local_files_jar() -> Path:
+    """The jar of ``io.daggerworkbench.fs.NioLocalFileSystem`` alone (it needs Hadoop only):
+    :mod:`workbench.spark` puts it on the JVMs' own class path, where Hadoop finds the file
+    system classes it loads, beside none of the UDFs' libraries."""
+    return _jar(LOCAL_FS_SOURCES, "workbench-localfs", [])
+
+
+def _jar(root: Path, name: str, classpath: list[Path]) -> Path:
+    """The jar of the Java sources under ``root``, compiled once per content."""
+    sources = sorted(root.rglob("*.java"))
     if not sources:
-        raise SetupError(f"No Java UDF sources under {JAVA_SOURCES}: reinstall dagger-workbench.")
+        raise SetupError(f"No Java sources under {root}: reinstall dagger-workbench.")
     folder = subdir("jars") / "udfs"
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"workbench-udfs-{_digest(sources, classpath)}.jar"
+    target = folder / f"{name}-{_digest(root, sources, classpath)}.jar"
     if target.exists():
         return target
     with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as tmp:
         classes = Path(tmp) / "classes"
-        _compile(sources, classes, [*classpath, _spark_jars() / "*"])
+        _compile(root, sources, classes, [*classpath, _spark_jars() / "*"])
         built = _package(classes, Path(tmp) / target.name)
         os.replace(built, target)
     return target
 
 
-def _digest(sources: list[Path], classpath: list[Path]) -> str:
+def _digest(root: Path, sources: list[Path], classpath: list[Path]) -> str:
     h = hashlib.sha256()
     for path in sources:
-        h.update(path.relative_to(JAVA_SOURCES).as_posix().encode() + b"\0")
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     h.update(repr(sorted(p.name for p in classpath)).encode())
     h.update(_spark_version().encode())  # compiled against pyspark's jars
@@ -81,7 +95,7 @@ def _spark_jars() -> Path:
     return jars
 
 
-def _compile(sources: list[Path], out: Path, classpath: list[Path]) -> None:
+def _compile(root: Path, sources: list[Path], out: Path, classpath: list[Path]) -> None:
     javac = shutil.which("javac")
     if javac is None:
         raise SetupError(
@@ -106,7 +120,7 @@ def _compile(sources: list[Path], out: Path, classpath: list[Path]) -> None:
     if proc.returncode != 0:
         raise SetupError(
             "Compiling the workbench UDFs failed; fix the Java sources under "
-            f"{JAVA_SOURCES} (javac output below):\n{proc.stdout}{proc.stderr}"
+            f"{root} (javac output below):\n{proc.stdout}{proc.stderr}"
         )
 
 

@@ -138,3 +138,18 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_the_file_system_jar_joins_the_class_paths_after_yours_and_only_when_used():
+    from workbench.spark import LOCAL_FILES, file_system_classpath
+    from workbench.udfs.jvm import local_files_jar
+
+    jar = str(local_files_jar())
+    mine = {"spark.hadoop.fs.file.impl": LOCAL_FILES, "spark.driver.extraClassPath": "/opt/a.jar"}
+    added = file_system_classpath({**mine, "spark.jars": "/opt/b.jar"})
+    assert added["spark.driver.extraClassPath"] == f"/opt/a.jar:{jar}"
+    assert added["spark.executor.extraClassPath"] == jar
+    assert added["spark.jars"] == f"/opt/b.jar,{jar}"
+    assert file_system_classpath({**mine, **added}) == added  # never twice
+    hadoops = {"spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.LocalFileSystem"}
+    assert file_system_classpath(hadoops) == {}

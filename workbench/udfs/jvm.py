@@ -6,6 +6,10 @@ the UDFs use (Google's S2, Jayway JsonPath, protobuf-java), compiles the sources
 libraries. The jar's name carries a hash of its inputs, so it is rebuilt only when a
 source changes; it is built in a temporary folder and renamed into place, so processes
 racing to build it never see a half-written jar.
+
+:func:`local_files_jar` builds the sources under ``udfs/java-fs`` (the local file system
+class Hadoop loads, which must sit on the JVMs' own class path) into a jar of their own the
+same way.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,8 +134,6 @@ def test_committing_checkpoints_state_and_parquet_starts_no_process(spark, tmp_p
 
 
 def _umask() -> int:
-    import os
-
     mask = os.umask(0)
     os.umask(mask)
     return mask

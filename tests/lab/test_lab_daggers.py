@@ -466,26 +466,21 @@ def set_panel_setting(page, lab, name: str, value) -> None:
 
 
 def seconds_for_jobs_requests(page, count: int, timeout_s: float) -> float:
-    """Seconds from the panel's next request for the jobs to its ``count``-th from now
-    (``inf`` when they have not all come within ``timeout_s``)."""
+    """Seconds from the panel's next request for the jobs to its ``count``-th from now."""
+    before = jobs_requests_sent(page)
+    until(page, lambda: jobs_requests_sent(page) > before, timeout_s, "a request for the jobs")
+    first = time.monotonic()
+    until(page, lambda: jobs_requests_sent(page) >= before + count, timeout_s, f"{count} requests")
+    return time.monotonic() - first
 
-    def sent() -> int:
-        return len([u for u in page.requests if JOBS_URL.search(u)])
 
-    before, start, first = sent(), time.monotonic(), None
-    while time.monotonic() - start < timeout_s:
-        now = sent() - before
-        if now >= 1 and first is None:
-            first = time.monotonic()
-        if now >= count:
-            assert first is not None
-            return time.monotonic() - first
-        page.wait_for_timeout(50)
-    return float("inf")
+def jobs_requests_sent(page) -> int:
+    """How many times the page has asked for the jobs so far."""
+    return len([u for u in page.requests if JOBS_URL.search(u)])
 
 
 def jobs_requests_in(page, seconds: float) -> int:
     """How many times the panel asks for the jobs in the next ``seconds``."""
-    before = len([u for u in page.requests if JOBS_URL.search(u)])
+    before = jobs_requests_sent(page)
     page.wait_for_timeout(seconds * 1000)
-    return len([u for u in page.requests if JOBS_URL.search(u)]) - before
+    return jobs_requests_sent(page) - before

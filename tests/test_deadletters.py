@@ -1,9 +1,12 @@
-"""Dead letters to a Kafka topic (raw bytes + dlq.* headers), and the log sink's output."""
+"""Dead letters to a Kafka topic (raw bytes + dlq.* headers), floods of them past the taps' budget
+to either dead-letter type, and the log sink's output."""
 
 from __future__ import annotations
 
+import pytest
+from geo_reference import surge_windows
 from readback import kafka_messages
-from streaming import new_topic, publish_events, surge_spec
+from streaming import closed, new_topic, publish_events, surge_rows, surge_spec
 
 from workbench.job import StreamingJob
 
@@ -44,3 +47,60 @@ def test_log_sink_prints_each_batch(spark, kafka_broker, tmp_path, capsys):
     assert written > 10
     assert f"[logged] batch 0: {written} rows" in out or "[logged] batch 1:" in out
     assert "tag_s2id" in out and "only showing top 2 rows" in out
+
+
+@pytest.mark.parametrize("dead", ["parquet", "kafka"])
+def test_a_flood_of_undecodable_records_is_written_whole_past_the_taps_budget(
+    spark, kafka_broker, tmp_path, monkeypatch, dead
+):
+    """Half the records undecodable and taps that hold a few letters: the rest are read again
+    from Kafka where they were spilled, and every dead letter is written once, with its bytes,
+    by either dead-letter type, while the results stay exact."""
+    from workbench.sources import kafka, letters
+
+    monkeypatch.setattr(letters, "HELD_BYTES", 2_000)  # 3 or 4 letters; a flood spills past it
+    spans = []
+    again = kafka.letters_again
+    monkeypatch.setattr(
+        kafka, "letters_again", lambda *a, **k: spans.append(a[3]) or again(*a, **k)
+    )
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "flood-in")
+    sent = publish_events(bootstrap, topic, 1200, malformed=0.5)
+    assert sent.malformed > 500
+    out = tmp_path / "parquet"
+    dead_letter = (
+        {"type": "kafka", "topic": f"{topic}-dead", "bootstrap_servers": bootstrap}
+        if dead == "kafka"
+        else {"type": "parquet", "path": str(tmp_path / "dead-letters")}
+    )
+    spec = surge_spec(
+        bootstrap,
+        topic,
+        tmp_path,
+        [{"type": "parquet", "path": str(out)}],
+        stream_options={"max_offsets_per_trigger": 500},
+        dead_letter=dead_letter,
+    )
+    totals = StreamingJob(spec, spark, available_now=True, emit=None).run()
+
+    assert len(spans) >= 2  # spilled in more than one micro-batch
+    source = {(m.partition(), m.offset()): m.value() for m in kafka_messages(bootstrap, topic)}
+    if dead == "kafka":
+        found = [
+            (dict((k, v.decode()) for k, v in m.headers()), m.value())
+            for m in kafka_messages(bootstrap, f"{topic}-dead")
+        ]
+        places = [(int(h["dlq.partition"]), int(h["dlq.offset"])) for h, _ in found]
+        values, errors = [v for _, v in found], [h["dlq.error"] for h, _ in found]
+    else:
+        rows = spark.read.parquet(str(tmp_path / "dead-letters")).collect()
+        assert any(p.name.startswith("part-r") for p in (tmp_path / "dead-letters").rglob("*"))
+        places = [(r.partition, r.offset) for r in rows]
+        values, errors = [bytes(r.value) for r in rows], [r.error for r in rows]
+    assert len(places) == len(set(places)) == sent.malformed == totals.dead_letters
+    assert all(source[p] == v for p, v in zip(places, values, strict=True))
+    assert all("esb.booking.BookingLogMessage" in e for e in errors)
+    parquet = spark.read.parquet(str(out)).collect()
+    expected = closed(surge_windows(sent.events), sent.events)
+    assert surge_rows(r.asDict() for r in parquet) == expected

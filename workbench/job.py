@@ -261,7 +261,7 @@ class StreamingJob:
 
             from pyspark import inheritable_thread_target
 
-            deadletters.collected(taps)  # left by an attempt of this batch that failed
+            deadletters.discard(taps)  # left by an attempt of this batch that failed
             if not one_pass:
                 batch = batch.persist()
             rules, written = None, []
@@ -286,7 +286,7 @@ class StreamingJob:
                     for config, done in written:
                         self.totals.add_written(config.describe(), *done.counted(rows))
                     letters = deadletters.collected(taps)
-                    self.totals.letters_by_batch[batch_id] = len(letters)
+                    self.totals.letters_by_batch[batch_id] = letters.size
                     if letters:
                         self.totals.dead_letters += dead_writer.write(letters, batch_id)
             finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 from streaming import new_topic, publish_events, surge_spec
@@ -13,6 +13,9 @@ from workbench.job import StreamingJob
 from workbench.paths import subdir
 from workbench.sinks.registry import SINKS, LetterSinkConfig, SinkContext, Written
 from workbench.spec import parse
+
+if TYPE_CHECKING:
+    from workbench.deadletters import Letters
 
 SPEC = {
     "name": "lettered",
@@ -82,9 +85,9 @@ class MemoryWriter:
     def __init__(self, ctx: SinkContext):
         self.ctx = ctx
 
-    def write(self, letters: list[dict[str, Any]], batch_id: int) -> int:
-        KEPT[batch_id] = letters
-        return len(letters)
+    def write(self, letters: Letters, batch_id: int) -> int:
+        KEPT[batch_id] = list(letters.rows())
+        return len(KEPT[batch_id])
 
     def close(self) -> None:
         pass

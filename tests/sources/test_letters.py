@@ -4,6 +4,7 @@ the JVM decoder and a tap, batch plans."""
 from __future__ import annotations
 
 import base64
+import json
 import random
 from datetime import UTC, datetime
 
@@ -12,7 +13,7 @@ import pytest
 from workbench.generator import Generator, encode, malformed_bytes
 from workbench.schemas import default_registry
 from workbench.sources.kafka import decoded_rows
-from workbench.sources.letters import LetterTap
+from workbench.sources.letters import Drained, LetterTap, Spilled
 from workbench.sources.protobuf import decoder
 
 MESSAGE = "esb.booking.BookingLogMessage"
@@ -47,7 +48,9 @@ def test_a_tap_keeps_the_rows_that_decoded_and_collects_the_others(spark, record
     tap = LetterTap(spark, "booking")
     rows = decoded_rows(frame, tap)
     assert rows.count() == 36
-    letters = sorted(tap.drain(), key=lambda letter: letter["offset"])
+    drained = tap.drain()
+    assert drained.spilled == []
+    letters = sorted(drained.held, key=lambda letter: letter["offset"])
     assert [letter["offset"] for letter in letters] == [5, 15, 25, 35]
     for letter in letters:
         key, value, topic, partition, offset, _ = sent[letter["offset"]]
@@ -60,7 +63,7 @@ def test_a_tap_keeps_the_rows_that_decoded_and_collects_the_others(spark, record
         assert datetime.fromisoformat(letter["kafka_timestamp"]) == STAMP
         assert base64.b64decode(letter["value"]) == value
         assert letter["key"] == (None if key is None else base64.b64encode(key).decode())
-    assert tap.drain() == []  # drained: the next batch starts empty
+    assert tap.drain() == Drained([], [])  # drained: the next batch starts empty
 
 
 def test_a_filter_on_message_fields_loses_no_dead_letter(spark, records):
@@ -70,7 +73,7 @@ def test_a_filter_on_message_fields_loses_no_dead_letter(spark, records):
     tap = LetterTap(spark, "booking")
     rows = decoded_rows(frame, tap).where("status = 'NO_SUCH_STATUS'")
     assert rows.count() == 0
-    assert len(tap.drain()) == 4
+    assert len(tap.drain().held) == 4
 
 
 def test_taps_are_separate_and_each_run_collects_again(spark, records):
@@ -79,9 +82,9 @@ def test_taps_are_separate_and_each_run_collects_again(spark, records):
     one, two = decoded_rows(frame, first), decoded_rows(frame, second)
     one.count()
     one.count()  # a plan computed twice collects twice (readers keep one per offset)
-    assert len(first.drain()) == 8 and second.drain() == []
+    assert len(first.drain().held) == 8 and second.drain().held == []
     two.count()
-    assert len(second.drain()) == 4 and first.drain() == []
+    assert len(second.drain().held) == 4 and first.drain().held == []
 
 
 def _nodes(plan):
@@ -107,4 +110,42 @@ def test_a_record_that_decoded_is_not_copied_for_the_tap(spark, records):
         assert not kafka & {names.apply(i).name() for i in range(names.size())}
     projections = " ".join(n.toString() for n in nodes if n.nodeName() == "Project")
     assert "dead_letters_booking(topic" in projections
-    assert rows.count() > 0 and len(tap.drain()) == 4
+    assert rows.count() > 0 and len(tap.drain().held) == 4
+
+
+def size(letter) -> int:
+    """A letter's JSON, as the tap counts it against its budget (characters, compact)."""
+    return len(json.dumps(letter, separators=(",", ":"), ensure_ascii=False))
+
+
+@pytest.mark.parametrize("held_letters", [0, 1, 3])
+def test_past_its_budget_a_tap_keeps_only_where_the_letters_are(spark, records, held_letters):
+    """A flood of undecodable records must not fill a task's or the driver's memory: past its
+    budget of bytes a tap keeps, per topic partition, the span of the letters' offsets and
+    their count, and holds no more whole letters, in the tasks as on the driver."""
+    frame, _ = records
+    whole = LetterTap(spark, "booking")
+    decoded_rows(frame, whole).count()
+    sizes = sorted(size(letter) for letter in whole.drain().held)
+    budget = sum(sizes[:held_letters])  # room for the smallest held_letters letters at most
+
+    tap = LetterTap(spark, "booking", held_bytes=budget)
+    assert decoded_rows(frame, tap).count() == 36
+    drained = tap.drain()
+    assert len(drained.held) <= held_letters
+    assert sum(size(x) for x in drained.held) <= budget
+    held = {letter["offset"] for letter in drained.held}
+    in_spans = {o for o in (5, 15, 25, 35) for x in drained.spilled if x.holds("bookings", 1, o)}
+    assert held | in_spans == {5, 15, 25, 35}
+    assert len(held) + sum(span.count for span in drained.spilled) == 4
+    for span in drained.spilled:  # one topic partition each, ending on letters
+        assert (span.topic, span.partition) == ("bookings", 1)
+        assert span.first % 10 == span.last % 10 == 5
+    assert tap.drain() == Drained([], [])
+
+
+def test_a_spilled_span_holds_what_lies_in_it():
+    span = Spilled("bookings", 1, 15, 35, 2)
+    assert span.holds("bookings", 1, 15) and span.holds("bookings", 1, 35)
+    assert not span.holds("bookings", 0, 25) and not span.holds("other", 1, 25)
+    assert not span.holds("bookings", 1, 14) and not span.holds("bookings", 1, 36)

@@ -218,7 +218,7 @@ class LivePreview:
             rows: pd.DataFrame = batch.limit(self.max_rows + 1).toPandas()  # type: ignore[assignment]
         finally:
             batch.unpersist()
-        dead = len(deadletters.collected(self._letters))
+        dead = deadletters.collected(self._letters).exact_count
         with self._lock:
             self.batches += 1
             self.undecodable += dead

@@ -1,6 +1,7 @@
 """Dead letters to a Kafka topic: the raw bytes as the value, origin and error as
 ``dlq.*`` headers, one transaction per micro-batch (:mod:`workbench.sinks.transactional`),
-so a replayed batch is skipped and a dead letter is written once.
+so a replayed batch is skipped and a dead letter is written once. Spilled letters (a flood)
+stream from Spark's tasks to the driver's producer a task at a time.
 
 The default topic is ``<job>-dead-letters`` on the first stream's cluster.
 """
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.sinks.registry import SINKS, LetterSinkConfig, SinkContext
 
 if TYPE_CHECKING:
+    from workbench.deadletters import Letters
     from workbench.sinks.transactional import Record
     from workbench.spec import DaggerSpec, DeadLetterSpec
 
@@ -44,11 +46,11 @@ class KafkaLetters:
             config.bootstrap_servers, config.topic, f"dagger-{ctx.job}-dead-letters"
         )
 
-    def write(self, letters: list[dict[str, Any]], batch_id: int) -> int:
+    def write(self, letters: Letters, batch_id: int) -> int:
         query = self.ctx.query_id
         if self._out.committed(query, batch_id):
             return 0
-        return self._out.write((_record(x) for x in letters), query, batch_id)
+        return self._out.write((_record(x) for x in letters.rows()), query, batch_id)
 
     def close(self) -> None:
         self._out.close()

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from workbench.deadletters import Letters
     from workbench.schemas import SchemaRegistry
     from workbench.spec import DaggerSpec, DeadLetterSpec
 
@@ -101,10 +102,10 @@ class SinkWriter(Protocol):
 
 
 class LetterWriter(Protocol):
-    def write(self, letters: list[dict[str, Any]], batch_id: int) -> int:
-        """Write one micro-batch's dead letters (plain rows, see
-        :func:`workbench.deadletters.observed`); returns how many it wrote (0 for a
-        replay it skipped)."""
+    def write(self, letters: Letters, batch_id: int) -> int:
+        """Write one micro-batch's dead letters (:class:`workbench.deadletters.Letters`:
+        iterate ``letters.rows()``, or write ``held`` and the ``spilled`` DataFrame apart);
+        returns how many it wrote (0 for a replay it skipped)."""
         ...
 
     def close(self) -> None: ...

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from workbench.schemas import SchemaRegistry
-    from workbench.sources.letters import LetterTap
+    from workbench.sources.letters import LetterTap, Spilled
     from workbench.spec import StreamSpec
     from workbench.streams import ResolvedStream
 
@@ -191,5 +191,67 @@ def open_stream(
     stream = resolved.spec
     raw = spark.readStream.format("kafka").options(**reader_options(stream, bootstrap_servers))
     records = decoded_records(spark, raw.load(), stream, registry, fields)
-    letters = LetterTap(spark, stream.table)
+
+    def reread(spans: list[Spilled]) -> DataFrame:
+        return letters_again(spark, stream, registry, spans, bootstrap_servers, fields)
+
+    letters = LetterTap(spark, stream.table, reread)
     return StreamFrames(stream.table, decoded_rows(records, letters), letters)
+
+
+#: Records per task when spilled dead letters are read again (so a reader streaming them to
+#: the driver, e.g. a Kafka dead-letter topic, holds this many at most).
+REREAD_RECORDS_PER_TASK = 50_000
+
+
+def letters_again(
+    spark: SparkSession,
+    stream: StreamSpec,
+    registry: SchemaRegistry,
+    spans: list[Spilled],
+    bootstrap_servers: str | None = None,
+    fields: Collection[str] | None = None,
+) -> DataFrame:
+    """The dead letters in ``spans`` of ``stream``'s topic partitions, read again from Kafka
+    (a batch read of those offsets) and decoded as the stream decodes them (the same message,
+    event-time field and ``fields``): the records that fail, with the columns of
+    :data:`workbench.deadletters.COLUMNS`. Decoding is deterministic, so these are the
+    letters a tap spilled there, with the same errors."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    by_topic: dict[str, dict[str, tuple[int, int]]] = {}
+    for span in spans:
+        first, last = by_topic.setdefault(span.topic, {}).get(
+            str(span.partition), (span.first, span.last)
+        )
+        by_topic[span.topic][str(span.partition)] = (min(first, span.first), max(last, span.last))
+    options = {
+        key: value
+        for key, value in reader_options(stream, bootstrap_servers).items()
+        if key.startswith("kafka.")
+    }
+    records = sum(last - first + 1 for ps in by_topic.values() for first, last in ps.values())
+    options |= {
+        "assign": json.dumps({t: sorted(int(p) for p in ps) for t, ps in by_topic.items()}),
+        "startingOffsets": json.dumps(
+            {t: {p: first for p, (first, _) in ps.items()} for t, ps in by_topic.items()}
+        ),
+        "endingOffsets": json.dumps(
+            {t: {p: last + 1 for p, (_, last) in ps.items()} for t, ps in by_topic.items()}
+        ),
+        "minPartitions": str(max(1, -(-records // REREAD_RECORDS_PER_TASK))),
+    }
+    raw = spark.read.format("kafka").options(**options).load()
+    decoded = decoded_records(spark, raw, stream, registry, fields)
+    return decoded.where(F.col("_decoded.error").isNotNull()).select(
+        F.lit(stream.table).alias("table"),
+        "topic",
+        "partition",
+        "offset",
+        F.col("timestamp").alias("kafka_timestamp"),
+        "key",
+        "value",
+        F.col("_decoded.error").alias("error"),
+    )

@@ -8,7 +8,9 @@ from geo_reference import surge_windows
 from readback import kafka_messages
 from streaming import closed, new_topic, publish_events, surge_rows, surge_spec
 
+from workbench.deadletters import COLUMNS
 from workbench.job import StreamingJob
+from workbench.sinks.dead_parquet import _arrow_schema
 
 
 def test_dead_letters_to_kafka_keep_bytes_offsets_and_errors(spark, kafka_broker, tmp_path):
@@ -104,3 +106,8 @@ def test_a_flood_of_undecodable_records_is_written_whole_past_the_taps_budget(
     parquet = spark.read.parquet(str(out)).collect()
     expected = closed(surge_windows(sent.events), sent.events)
     assert surge_rows(r.asDict() for r in parquet) == expected
+
+
+def test_the_dead_letter_parquet_schema_has_a_letters_fields_in_order():
+    """Held letters (dicts) and spilled ones (Spark's columns) are written with this schema."""
+    assert _arrow_schema().names == list(COLUMNS)

@@ -83,9 +83,8 @@ def collected(taps: Iterable[LetterTap]) -> Letters:
         drained = tap.drain()
         for item in drained.held:
             letter = _letter(item)
-            spans = [s for s in drained.spilled if s.holds(*_place(letter))]
-            if not spans:  # a held letter inside a spilled span is read again with it
-                letters[(letter["table"], *_place(letter))] = letter
+            if not any(span.holds(*_place(letter)) for span in drained.spilled):
+                letters[(letter["table"], *_place(letter))] = letter  # else read again
         if drained.spilled:
             assert tap.reread is not None, f"stream {tap.table}'s tap cannot read letters again"
             rereads.append(tap.reread(drained.spilled))

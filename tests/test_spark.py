@@ -152,3 +152,27 @@ def test_the_file_system_jar_joins_the_class_paths_after_yours_and_only_when_use
     assert file_system_classpath({**mine, **added}) == added  # never twice
     hadoops = {"spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.LocalFileSystem"}
     assert file_system_classpath(hadoops) == {}
+
+
+def test_exiting_after_python_tasks_prints_no_accumulator_traceback(tmp_path: Path):
+    """Python tasks (``mapInArrow``, as the dead-letter writer uses) connect the JVM to
+    PySpark's accumulator server; the JVM's exit ends that connection, and the server printed
+    an EOFError traceback as the process exited (when its thread read before Python ended)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "python_tasks.py"
+    script.write_text(
+        "from workbench.spark import session\n"
+        "spark = session(app_name='python-tasks')\n"
+        "rows = spark.range(10).mapInArrow(lambda batches: batches, 'id long').collect()\n"
+        "print(len(rows))\n"
+        "import time, workbench.spark\n"
+        "workbench.spark.shutdown()  # as at exit, and then time for the server to read\n"
+        "time.sleep(2)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert done.stdout.strip().endswith("10")
+    assert "EOFError" not in done.stderr and "processing of request" not in done.stderr

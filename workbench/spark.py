@@ -281,6 +281,12 @@ def shutdown(timeout_s: float = 2.0) -> None:
     gateway = SparkContext._gateway
     proc = getattr(gateway, "proc", None)
     if gateway is not None and proc is not None and proc.poll() is None:
+        # Once Python tasks have run (e.g. dead letters written by Spark's tasks), the JVM holds
+        # a connection to PySpark's accumulator server, and its exit ends that connection: the
+        # server, still reading, printed an EOFError traceback after every such run.
+        server = getattr(SparkContext._active_spark_context, "_accumulatorServer", None)
+        if server is not None:
+            server.handle_error = lambda *_: None
         with contextlib.suppress(Exception):
             gateway.shutdown()  # py4j stops talking to the JVM (no errors from finalizers)
         with contextlib.suppress(Exception):

@@ -46,6 +46,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import booking_preload  # noqa: E402
+from streaming_throughput import Bench, engine_spec, settle  # noqa: E402
+
+from workbench.schemas.registry import default_registry  # noqa: E402
 
 MODES = ("good", "flood", "held")
 #: a budget no micro-batch reaches: every letter held whole, as before spilling
@@ -59,28 +62,6 @@ class Run:
     letters: int
     python_mb: float
     failed: str = ""
-
-
-def spec(bootstrap: str, topic: str, folder: Path, max_offsets: int) -> Any:
-    import yaml
-
-    from workbench.demo import spec_path
-    from workbench.job import with_bootstrap
-    from workbench.spec import parse
-
-    data: dict[str, Any] = yaml.safe_load(spec_path().read_text())
-    stream = data["streams"][0] | {
-        "topics": [topic],
-        "bootstrap_servers": bootstrap,
-        "starting_offsets": "earliest",
-        "max_offsets_per_trigger": max_offsets,
-    }
-    data |= {
-        "streams": [stream],
-        "sinks": [{"type": "parquet", "path": str(folder / "out")}],
-        "dead_letter": {"type": "parquet", "path": str(folder / "dead")},
-    }
-    return with_bootstrap(parse(data), bootstrap)
 
 
 @contextmanager
@@ -103,16 +84,16 @@ def python_peak_mb() -> float:
 
 
 def reset_peaks(spark: Any) -> None:
-    spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
-    spark._jvm.System.gc()
+    settle(spark)
     Path("/proc/self/clear_refs").write_text("5")
 
 
 def run_once(spark: Any, bootstrap: str, topic: str, mode: str, root: Path, args: Any) -> Run:
     from workbench.job import JobFailedError, StreamingJob
 
-    folder = root / f"{mode}-{uuid.uuid4().hex[:6]}"
-    job_spec = spec(bootstrap, topic, folder, args.max_offsets)
+    bench = Bench(spark, default_registry(), bootstrap, topic, args.events, args.max_offsets, root)
+    folder = bench.fresh(mode)
+    job_spec = engine_spec(bench, folder)
     reset_peaks(spark)
     t0, failed, letters = time.perf_counter(), "", 0
     with budget(UNBOUNDED if mode == "held" else None):

@@ -373,16 +373,20 @@ def measure(bench: Bench, name: str) -> Run:
     return VARIANTS[name][1](bench, name)
 
 
+def settle(spark: SparkSession) -> None:
+    """No state or garbage of the run before left in the next: the state stores of ended
+    queries stay loaded until Spark's maintenance (every 60 s) unloads them, so their maps
+    outlived a collection and a full one fell inside a later run (docs/benchmarks.md, 24)."""
+    java = spark._jvm
+    assert java is not None, "a classic (not Spark Connect) session"
+    java.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
+    java.System.gc()
+
+
 def measure_spark(variant: Variant, bench: Bench, name: str) -> Run:
     """Run one Spark variant over the bench's topic: its time, progress, plans and result."""
     folder = bench.fresh(name)
-    java = bench.spark._jvm
-    assert java is not None, "a classic (not Spark Connect) session"
-    # no state or garbage of the run before left in this one: the state stores of ended
-    # queries stay loaded until Spark's maintenance (every 60 s) unloads them, so their maps
-    # outlived the GC below and a full collection fell inside a later run (item 24)
-    java.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
-    java.System.gc()
+    settle(bench.spark)
     clock = Clock()
     queries = variant(bench, folder)
     seconds, cpu = clock.stop()

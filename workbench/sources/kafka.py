@@ -221,26 +221,22 @@ def letters_again(
 
     from pyspark.sql import functions as F
 
-    by_topic: dict[str, dict[str, tuple[int, int]]] = {}
+    starts: dict[str, dict[str, int]] = {}  # per topic and partition, the spans' hull
+    ends: dict[str, dict[str, int]] = {}
     for span in spans:
-        first, last = by_topic.setdefault(span.topic, {}).get(
-            str(span.partition), (span.first, span.last)
-        )
-        by_topic[span.topic][str(span.partition)] = (min(first, span.first), max(last, span.last))
+        at = str(span.partition)
+        start, end = starts.setdefault(span.topic, {}), ends.setdefault(span.topic, {})
+        start[at] = min(start.get(at, span.first), span.first)
+        end[at] = max(end.get(at, 0), span.last + 1)
+    records = sum(ends[t][p] - starts[t][p] for t in starts for p in starts[t])
     options = {
         key: value
         for key, value in reader_options(stream, bootstrap_servers).items()
         if key.startswith("kafka.")
-    }
-    records = sum(last - first + 1 for ps in by_topic.values() for first, last in ps.values())
-    options |= {
-        "assign": json.dumps({t: sorted(int(p) for p in ps) for t, ps in by_topic.items()}),
-        "startingOffsets": json.dumps(
-            {t: {p: first for p, (first, _) in ps.items()} for t, ps in by_topic.items()}
-        ),
-        "endingOffsets": json.dumps(
-            {t: {p: last + 1 for p, (_, last) in ps.items()} for t, ps in by_topic.items()}
-        ),
+    } | {
+        "assign": json.dumps({t: sorted(map(int, ps)) for t, ps in starts.items()}),
+        "startingOffsets": json.dumps(starts),
+        "endingOffsets": json.dumps(ends),
         "minPartitions": str(max(1, -(-records // REREAD_RECORDS_PER_TASK))),
     }
     raw = spark.read.format("kafka").options(**options).load()

@@ -109,4 +109,4 @@ class LetterTap:
     def drain(self) -> Drained:
         """What was collected since the last drain; the tap is left empty."""
         taken = json.loads(self._tap.drain())
-        return Drained(list(taken["held"]), [Spilled(**span) for span in taken["spilled"]])
+        return Drained(taken["held"], [Spilled(**span) for span in taken["spilled"]])

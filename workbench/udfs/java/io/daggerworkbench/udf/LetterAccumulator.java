@@ -1,5 +1,6 @@
 package io.daggerworkbench.udf;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -27,6 +28,9 @@ public final class LetterAccumulator
     public record Letter(String topic, int partition, long offset, String json)
             implements Serializable {}
 
+    /** A topic partition. */
+    record Place(String topic, int partition) implements Serializable {}
+
     /** Letters not held: the span of their offsets in one topic partition, and their count. */
     public static final class Spilled implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -44,7 +48,7 @@ public final class LetterAccumulator
     private final long budget;
     private ArrayList<Letter> held = new ArrayList<>();
     private long heldBytes;
-    private LinkedHashMap<String, Spilled> spilled = new LinkedHashMap<>();
+    private LinkedHashMap<Place, Spilled> spilled = new LinkedHashMap<>();
 
     /** An empty accumulator holding up to {@code budget} bytes of letters (JSON characters). */
     public LetterAccumulator(long budget) {
@@ -81,7 +85,8 @@ public final class LetterAccumulator
             held.add(letter);
             heldBytes += letter.json().length();
         } else {
-            spill(letter.topic(), letter.partition(), letter.offset(), letter.offset(), 1);
+            Place place = new Place(letter.topic(), letter.partition());
+            spill(place, letter.offset(), letter.offset(), 1);
         }
     }
 
@@ -95,12 +100,11 @@ public final class LetterAccumulator
 
     /** A letter spilled: its place only. */
     public synchronized void spill(String topic, int partition, long offset) {
-        spill(topic, partition, offset, offset, 1);
+        spill(new Place(topic, partition), offset, offset, 1);
     }
 
-    private void spill(String topic, int partition, long first, long last, long count) {
-        spilled.computeIfAbsent(partition + "\u0000" + topic, k -> new Spilled())
-                .add(first, last, count);
+    private void spill(Place place, long first, long last, long count) {
+        spilled.computeIfAbsent(place, k -> new Spilled()).add(first, last, count);
     }
 
     @Override
@@ -109,10 +113,9 @@ public final class LetterAccumulator
         for (Letter letter : that.held) {
             add(letter);
         }
-        for (Map.Entry<String, Spilled> entry : that.spilled.entrySet()) {
-            String[] place = entry.getKey().split("\u0000", 2);
+        for (Map.Entry<Place, Spilled> entry : that.spilled.entrySet()) {
             Spilled span = entry.getValue();
-            spill(place[1], Integer.parseInt(place[0]), span.first, span.last, span.count);
+            spill(entry.getKey(), span.first, span.last, span.count);
         }
     }
 
@@ -136,17 +139,16 @@ public final class LetterAccumulator
      */
     public synchronized List<String> spilledJson() {
         List<String> json = new ArrayList<>(spilled.size());
-        for (Map.Entry<String, Spilled> entry : spilled.entrySet()) {
-            String[] place = entry.getKey().split("\u0000", 2);
+        for (Map.Entry<Place, Spilled> entry : spilled.entrySet()) {
             Spilled span = entry.getValue();
-            json.add(String.format(
-                    "{\"topic\":%s,\"partition\":%s,\"first\":%d,\"last\":%d,\"count\":%d}",
-                    quoted(place[1]), place[0], span.first, span.last, span.count));
+            json.add(JsonNodeFactory.instance.objectNode()
+                    .put("topic", entry.getKey().topic())
+                    .put("partition", entry.getKey().partition())
+                    .put("first", span.first)
+                    .put("last", span.last)
+                    .put("count", span.count)
+                    .toString());
         }
         return json;
-    }
-
-    private static String quoted(String text) {
-        return com.fasterxml.jackson.databind.node.TextNode.valueOf(text).toString();
     }
 }

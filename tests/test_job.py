@@ -286,12 +286,13 @@ def test_job_state_is_resolved_once_and_shared_by_every_writer(
     assert len(kafka_messages(bootstrap, f"{topic}-dlq")) == sent.malformed
 
 
-def test_a_lone_one_pass_writer_gets_each_micro_batch_uncached_and_computed_once(
+def test_a_lone_one_pass_writer_is_the_querys_sink_and_computes_each_batch_once(
     spark, kafka_broker, tmp_path, monkeypatch
 ):
-    """One Parquet sink and no rules: the job hands the writer each micro-batch uncached, and
-    counts its rows and dead letters from what the write computed (no count of its own).
-    Computed twice, a batch's observed metrics would double and disagree with the folders."""
+    """One Parquet sink and no rules: the query writes into the folder itself (no
+    foreachBatch, no cache), and the job counts its rows and dead letters from what the write
+    computed (no count of its own). Computed twice, a batch's observed metrics would double
+    and disagree with the folders."""
     from pyspark.sql import DataFrame
 
     bootstrap = kafka_broker.bootstrap
@@ -310,9 +311,12 @@ def test_a_lone_one_pass_writer_gets_each_micro_batch_uncached_and_computed_once
     monkeypatch.setattr(
         DataFrame, "persist", lambda self, *a: persisted.append(self) or persist(self, *a)
     )
-    totals = StreamingJob(spec, spark, available_now=True, emit=None).run()
+    job = StreamingJob(spec, spark, available_now=True, emit=None)
+    totals = job.run()
 
     assert totals.batches >= 3 and not persisted
+    sink = job.queries[0].lastProgress["sink"]["description"]
+    assert sink == f"DaggerFileSink[{tmp_path / 'parquet'}]"
     parquet = spark.read.parquet(str(tmp_path / "parquet")).collect()
     expected = closed(surge_windows(sent.events), sent.events)
     assert surge_rows(r.asDict() for r in parquet) == expected

@@ -34,6 +34,7 @@ from workbench.durations import spark_interval
 from workbench.exceptions import WorkbenchError
 from workbench.paths import subdir
 from workbench.progress import BatchReport, ProgressListener, Totals
+from workbench.sinks import streamed
 from workbench.sinks.registry import (
     SINKS,
     LetterWriter,
@@ -42,12 +43,13 @@ from workbench.sinks.registry import (
     SinkWriter,
     Written,
 )
+from workbench.sinks.streamed import StreamedWriter
 from workbench.spark_errors import summary
 from workbench.spec import DaggerSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
     from workbench.schemas.registry import SchemaRegistry
     from workbench.sources.letters import LetterTap
@@ -108,6 +110,7 @@ class StreamingJob:
         self._stopping = threading.Event()
         self._spark = spark
         self._listener: ProgressListener | None = None
+        self._hook: str | None = None  # the streamed sink's hook (workbench.sinks.streamed)
         self.resumed = False  # the checkpoint had committed micro-batches before this run
         #: each stream's dead-letter tap in the last :meth:`plan`
         self.letters: list[LetterTap] = []
@@ -243,11 +246,12 @@ class StreamingJob:
         The batch's result rows are an observed metric of its plan and its dead letters are
         in the streams' taps, both read once a writer has computed it. A lone writer that
         writes in one pass (``one_pass``) gets the batch as it is: one Spark job reads Kafka,
-        decodes, aggregates and writes, as a hand-written query into Spark's own sink would.
-        Otherwise the batch is cached and computed once before its readers (the writers, the
-        alert rules) run side by side.
+        decodes, aggregates and writes, as a hand-written query into Spark's own sink would;
+        if it can be the query's sink itself (a :class:`~workbench.sinks.streamed.StreamedWriter`)
+        it is, with no foreachBatch (:meth:`_start_streamed`). Otherwise the batch is cached
+        and computed once before its readers (the writers, the alert rules) run side by side.
         """
-        ctx, dead_writer = self.context, self._dead
+        dead_writer = self._dead
         assert dead_writer is not None
         name, taps = f"{self.spec.name}:{QUERY}", list(self.letters)
         one_pass = (
@@ -255,6 +259,22 @@ class StreamingJob:
             and self.on_rows is None
             and getattr(self._writers[0][1], "one_pass", False)
         )
+        result = result.observe(observed.RESULT, observed.result_rows())
+
+        def finish(batch_id: int, written: list[tuple[SinkConfig, Written]]) -> None:
+            """Count what the writers wrote, then write the batch's dead letters."""
+            query = next(q for q in self.spark.streams.active if q.name == name)
+            rows = functools.cache(functools.partial(observed.count, query, observed.RESULT))
+            for config, done in written:
+                self.totals.add_written(config.describe(), *done.counted(rows))
+            letters = deadletters.collected(taps)
+            self.totals.letters_by_batch[batch_id] = letters.size
+            if letters:
+                self.totals.dead_letters += dead_writer.write(letters, batch_id)
+
+        config, lone = self._writers[0]
+        if one_pass and isinstance(lone, StreamedWriter):
+            return self._start_streamed(result, config, lone, taps, finish)
 
         def fan_out(batch: DataFrame, batch_id: int) -> None:
             from concurrent.futures import ThreadPoolExecutor
@@ -280,29 +300,47 @@ class StreamingJob:
                     query = next(q for q in self.spark.streams.active if q.name == name)
                     if not observed.ran(query, [observed.RESULT]):
                         batch.count()  # no writer computed it: its dead letters are collected
-                    rows = functools.cache(
-                        functools.partial(observed.count, query, observed.RESULT)
-                    )
-                    for config, done in written:
-                        self.totals.add_written(config.describe(), *done.counted(rows))
-                    letters = deadletters.collected(taps)
-                    self.totals.letters_by_batch[batch_id] = letters.size
-                    if letters:
-                        self.totals.dead_letters += dead_writer.write(letters, batch_id)
+                    finish(batch_id, written)
             finally:
                 if not one_pass:
                     batch.unpersist()
             if rules is not None:
                 rules.result()  # raises what the rules raised
 
+        return self._query(result.writeStream, name).foreachBatch(fan_out).start()
+
+    def _start_streamed(
+        self,
+        result: DataFrame,
+        config: SinkConfig,
+        writer: StreamedWriter,
+        taps: list[LetterTap],
+        finish: Callable[[int, list[tuple[SinkConfig, Written]]], None],
+    ) -> StreamingQuery:
+        """The query written into ``writer``'s sink itself, the job's side of each batch in
+        a hook around the write (:mod:`workbench.sinks.streamed`)."""
+        placed: dict[int, Written] = {}
+
+        def before(batch_id: int) -> int:
+            deadletters.discard(taps)  # left by an attempt of this batch that failed
+            sink_batch = writer.place(batch_id)
+            placed[batch_id] = Written(None) if sink_batch is not None else Written(0, None)
+            return -1 if sink_batch is None else sink_batch  # -1: computed, not written
+
+        def after(batch_id: int) -> None:
+            finish(batch_id, [(config, placed.pop(batch_id))])
+
+        self._hook = streamed.register(self.spark, streamed.BatchHook(before, after))
+        return self._query(writer.stream(result, self._hook), f"{self.spec.name}:{QUERY}").start()
+
+    def _query(self, writer: DataStreamWriter, name: str) -> DataStreamWriter:
+        """The job's query settings: its name, checkpoint, output mode and trigger."""
+        ctx = self.context
         return (
-            result.observe(observed.RESULT, observed.result_rows())
-            .writeStream.queryName(name)
+            writer.queryName(name)
             .option("checkpointLocation", str(self.checkpoint / QUERY))
             .outputMode(ctx.output_mode)
             .trigger(**ctx.trigger)
-            .foreachBatch(fan_out)
-            .start()
         )
 
     def run(self, duration_s: float | None = None, handle_signals: bool = True) -> Totals:
@@ -361,6 +399,10 @@ class StreamingJob:
                 query.stop()
         for _, writer in self._writers:
             writer.close()
+        if self._hook is not None:
+            with contextlib.suppress(Exception):  # the JVM may be gone
+                streamed.unregister(self.spark, self._hook)
+            self._hook = None
         if self._dead is not None:
             self._dead.close()
         self._writers, self._dead, self._context = [], None, None

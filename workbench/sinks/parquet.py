@@ -11,15 +11,18 @@ windows (``emit: final``); with early updates each update of a window is a new r
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.sinks.buckets import BucketedConfig
 from workbench.sinks.generations import Generations
 from workbench.sinks.registry import SINKS, SinkContext, Written
+from workbench.sinks.streamed import PROVIDER
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.streaming import DataStreamWriter
 
 
 class ParquetConfig(BucketedConfig):
@@ -33,26 +36,47 @@ class ParquetWriter:
     one_pass = True  # Spark's file sink writes the batch in one job; the job counts its rows
 
     def __init__(self, config: ParquetConfig, ctx: SinkContext):
-        jvm = ctx.spark._jvm
-        assert jvm is not None, "the Parquet sink needs a classic (not Spark Connect) session"
-        utils = jvm.org.apache.spark.api.python.PythonUtils
+        assert ctx.spark._jvm is not None, "the Parquet sink needs a classic Spark session"
         self.config, self.ctx = config, ctx
         self._generations = Generations(Path(config.path), config.describe())
-        self._sink = jvm.org.apache.spark.sql.execution.streaming.FileStreamSink(
-            ctx.spark._jsparkSession,
-            config.path,
+
+    @functools.cached_property
+    def _sink(self) -> Any:
+        """Spark's file sink of the folder, for :meth:`write` (a streamed query has its own)."""
+        jvm: Any = self.ctx.spark._jvm
+        utils = jvm.org.apache.spark.api.python.PythonUtils
+        return jvm.org.apache.spark.sql.execution.streaming.FileStreamSink(
+            self.ctx.spark._jsparkSession,
+            self.config.path,
             jvm.org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat(),
-            utils.toSeq(list(config.partition_by)),
+            utils.toSeq(list(self.config.partition_by)),
             utils.toScalaMap({}),
         )
 
+    def place(self, batch_id: int) -> int | None:
+        """The batch id the query's micro-batch ``batch_id`` has in the folder's log; None
+        for a replay the log holds already."""
+        place = self._generations.place(self.ctx.query_id, batch_id, str(self.ctx.checkpoint))
+        return None if place.committed else place.sink_batch
+
     def write(self, batch: DataFrame, batch_id: int) -> Written:
         frame = self.config.bucketed(batch)
-        place = self._generations.place(self.ctx.query_id, batch_id, str(self.ctx.checkpoint))
-        if place.committed:  # a replay: the log holds this batch already
+        sink_batch = self.place(batch_id)
+        if sink_batch is None:  # a replay: the log holds this batch already
             return Written(0, skipped=None)
-        self._sink.addBatch(place.sink_batch, frame._jdf)
+        self._sink.addBatch(sink_batch, frame._jdf)
         return Written(None)
+
+    def stream(self, result: DataFrame, hook: str) -> DataStreamWriter:
+        """The job's lone writer: its query writes the layout into the folder itself
+        (:mod:`workbench.sinks.streamed`), each batch placed by :meth:`place`."""
+        return (
+            self.config.bucketed(result)
+            .writeStream.format(PROVIDER)
+            .option("path", self.config.path)
+            .option("hook", hook)
+            .partitionBy(*self.config.partition_by)
+        )
 
     def close(self) -> None:
         pass

@@ -92,7 +92,9 @@ class SinkWriter(Protocol):
     """Writes micro-batches. A writer whose :meth:`write` computes the batch in one Spark job
     and reads it no more (it returns ``Written(None)`` rather than counting) says so with a
     class attribute ``one_pass = True``: when it is a job's only reader, the job hands it the
-    micro-batch uncached, so the batch is computed once, by the write."""
+    micro-batch uncached, so the batch is computed once, by the write; one that can also be
+    the streaming query's own sink (:class:`workbench.sinks.streamed.StreamedWriter`) is
+    written by the query directly, without ``foreachBatch``."""
 
     def write(self, batch: DataFrame, batch_id: int) -> int | Written:
         """Write one micro-batch; returns the rows written (0 for a replay it skipped)."""

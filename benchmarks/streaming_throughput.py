@@ -23,8 +23,9 @@ and, to split (a)'s time, passes over the same topic, each alone:
   jvm-letters  (c) collecting its undecodable records as the engine collects its dead letters
   engine-main  (a) without its dead-letter handling (the job's result into its Parquet writer)
 
-Every variant first runs ``--warmups`` times (2), untimed and interleaved, over a warm-up
-topic (JIT, Python workers, Kafka consumers), and the repeated ones once more over the
+Every variant first runs ``--warmups`` times (5), untimed and interleaved, over a warm-up
+topic (JIT, Python workers, Kafka consumers; after 2, the JIT compilers still took 1-3 CPU-s
+of each run, more of the engine's: docs/benchmarks.md, 27), and the repeated ones once more over the
 benchmark topic (the first pass over it cost every variant 10-50% more CPU than its later
 passes, whichever ran first). Then the JVM variants run ``--repeat`` times,
 interleaved, each round in another order (a variant's time depends on the one before it),
@@ -61,7 +62,7 @@ and where it decodes; where (a)'s time goes, stage by stage; and with ``--plans`
 variant's physical plan.
 
     .venv/bin/python benchmarks/streaming_throughput.py [--events 2000000] [--repeat 3]
-        [--warmups 2] [--max-offsets 500000] [--python pandas,row,dict]
+        [--warmups 5] [--max-offsets 500000] [--python pandas,row,dict]
         [--only engine,jvm,flink,read]
         [--conf spark.sql.shuffle.partitions=2 ...] [--flink-conf KEY=VALUE ...]
         [--flink-gc spark|jvm-default] [--plans]
@@ -755,7 +756,7 @@ def main() -> None:
     parser.add_argument("--malformed", type=float, default=0.0001, help="undecodable share")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each JVM variant")
     parser.add_argument(
-        "--warmups", type=int, default=2, help="untimed runs of each variant on the warm-up topic"
+        "--warmups", type=int, default=5, help="untimed runs of each variant on the warm-up topic"
     )
     parser.add_argument("--python", default="pandas,row", help="Python forms: pandas,row,dict")
     parser.add_argument("--only", default="", help=f"variants, of {','.join(VARIANTS)}")

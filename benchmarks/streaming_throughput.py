@@ -250,7 +250,7 @@ def _each_batch(
             batch.unpersist()
 
     return (
-        frame.writeStream.queryName(f"{job.spec.name}:{QUERY}")
+        frame.writeStream.queryName(job.query_name)
         .option("checkpointLocation", str(job.checkpoint / QUERY))
         .outputMode("append")
         .trigger(availableNow=True)
@@ -600,6 +600,11 @@ def print_batches(run: Run, label: str = "(a)") -> None:
             cells = "".join(f"{b.get(p, 0):>14,}" for p in PHASES)
             batch = b["batch"] if b["batch"] >= 0 else "all"
             print(f"  {query:<27}{batch:>6}{b['rows']:>10,}{cells}{b['triggerExecution']:>9,}")
+    triggers = sum(b["triggerExecution"] for bs in run.batches.values() for b in bs)
+    print(
+        f"  outside its micro-batches (building, starting and ending its queries): "
+        f"{run.seconds * 1000 - triggers:,.0f} ms of {run.seconds * 1000:,.0f}"
+    )
     for query, plan in run.plans.items():
         scanned = sum(b["rows"] for b in run.batches[query])
         decoders = operators(plan, "decode_") or ["none (the last batch had no data)"]

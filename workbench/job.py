@@ -127,6 +127,11 @@ class StreamingJob:
             )
         return self._spark
 
+    @property
+    def query_name(self) -> str:
+        """The job's streaming query's name (its progress events and status carry it)."""
+        return f"{self.spec.name}:{QUERY}"
+
     def _trigger(self) -> dict[str, Any]:
         if self.available_now:
             return {"availableNow": True}
@@ -229,7 +234,7 @@ class StreamingJob:
         try:
             result = self.plan()
             self._listener = ProgressListener(
-                f"{self.spec.name}:{QUERY}", self.totals, self.emit, self.on_batch
+                self.query_name, self.totals, self.emit, self.on_batch
             )
             self.spark.streams.addListener(self._listener)
             self._writers = [(s, s.open(self.context, i)) for i, s in enumerate(sinks)]
@@ -253,7 +258,7 @@ class StreamingJob:
         """
         dead_writer = self._dead
         assert dead_writer is not None
-        name, taps = f"{self.spec.name}:{QUERY}", list(self.letters)
+        name, taps = self.query_name, list(self.letters)
         one_pass = (
             len(self._writers) == 1
             and self.on_rows is None
@@ -261,10 +266,14 @@ class StreamingJob:
         )
         result = result.observe(observed.RESULT, observed.result_rows())
 
+        @functools.cache
+        def query() -> StreamingQuery:
+            """The running query, found once (its first batch may start before start() returns)."""
+            return next(q for q in self.spark.streams.active if q.name == name)
+
         def finish(batch_id: int, written: list[tuple[SinkConfig, Written]]) -> None:
             """Count what the writers wrote, then write the batch's dead letters."""
-            query = next(q for q in self.spark.streams.active if q.name == name)
-            rows = functools.cache(functools.partial(observed.count, query, observed.RESULT))
+            rows = functools.cache(functools.partial(observed.count, query(), observed.RESULT))
             for config, done in written:
                 self.totals.add_written(config.describe(), *done.counted(rows))
             letters = deadletters.collected(taps)
@@ -297,8 +306,7 @@ class StreamingJob:
                         )
                     for config, writer in self._writers:
                         written.append((config, Written.of(writer.write(batch, batch_id))))
-                    query = next(q for q in self.spark.streams.active if q.name == name)
-                    if not observed.ran(query, [observed.RESULT]):
+                    if not observed.ran(query(), [observed.RESULT]):
                         batch.count()  # no writer computed it: its dead letters are collected
                     finish(batch_id, written)
             finally:
@@ -307,7 +315,7 @@ class StreamingJob:
             if rules is not None:
                 rules.result()  # raises what the rules raised
 
-        return self._query(result.writeStream, name).foreachBatch(fan_out).start()
+        return self._query(result.writeStream).foreachBatch(fan_out).start()
 
     def _start_streamed(
         self,
@@ -331,13 +339,13 @@ class StreamingJob:
             finish(batch_id, [(config, placed.pop(batch_id))])
 
         self._hook = streamed.register(self.spark, streamed.BatchHook(before, after))
-        return self._query(writer.stream(result, self._hook), f"{self.spec.name}:{QUERY}").start()
+        return self._query(writer.stream(result, self._hook)).start()
 
-    def _query(self, writer: DataStreamWriter, name: str) -> DataStreamWriter:
+    def _query(self, writer: DataStreamWriter) -> DataStreamWriter:
         """The job's query settings: its name, checkpoint, output mode and trigger."""
         ctx = self.context
         return (
-            writer.queryName(name)
+            writer.queryName(self.query_name)
             .option("checkpointLocation", str(self.checkpoint / QUERY))
             .outputMode(ctx.output_mode)
             .trigger(**ctx.trigger)

@@ -114,6 +114,8 @@ class StreamingJob:
         self.resumed = False  # the checkpoint had committed micro-batches before this run
         #: each stream's dead-letter tap in the last :meth:`plan`
         self.letters: list[LetterTap] = []
+        #: a query was still stopping when :meth:`stop` gave up waiting (``abandon_after_s``)
+        self.abandoned = False
 
     # --- building ---------------------------------------------------------------------
 
@@ -397,12 +399,28 @@ class StreamingJob:
                 cause = getattr(err, "desc", None) or str(err)
                 raise JobFailedError(f"query '{query.name}' failed: {summary(cause)}", cause)
 
-    def stop(self, graceful: bool = True, give_up: Callable[[], bool] | None = None) -> None:
+    def stop(
+        self,
+        graceful: bool = True,
+        give_up: Callable[[], bool] | None = None,
+        abandon_after_s: float | None = None,
+    ) -> None:
         """Stop every query; ``graceful`` lets a running micro-batch finish first, unless
-        ``give_up()`` turns true while it waits."""
+        ``give_up()`` turns true while it waits.
+
+        With ``abandon_after_s`` (for a process that ends right after, as a job's run
+        process does), a query stopped without waiting for its batch is waited for that
+        long at most: one whose Kafka source hangs in closing (its admin client waits out
+        requests to a cluster that is gone) is left to the end of the process, which ends
+        it as a kill would, and :attr:`abandoned` says so."""
         for query in self.queries:
             if graceful:
                 _wait_idle(query, give_up=give_up)
+            now = not graceful or (give_up is not None and give_up())
+            if now and abandon_after_s is not None:
+                if not _stopped_within(query, abandon_after_s):
+                    self.abandoned = True
+                continue
             with contextlib.suppress(Exception):  # a failed query is reported by run()
                 query.stop()
         for _, writer in self._writers:
@@ -462,6 +480,19 @@ def _drain_listeners(spark: SparkSession, timeout_ms: int = 30_000) -> None:
     """Wait until Spark's listener bus has delivered every event posted so far."""
     with contextlib.suppress(Exception):  # a stopped context has nothing left to deliver
         spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(timeout_ms)
+
+
+def _stopped_within(query: StreamingQuery, seconds: float) -> bool:
+    """``query.stop()`` in a thread of its own: whether it returned within ``seconds``."""
+
+    def stop() -> None:
+        with contextlib.suppress(Exception):  # a failed query is reported by run()
+            query.stop()
+
+    stopper = threading.Thread(target=stop, name="stop-query", daemon=True)
+    stopper.start()
+    stopper.join(seconds)
+    return not stopper.is_alive()
 
 
 def _wait_idle(

@@ -86,6 +86,10 @@ def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(
             name, lambda j: (j["run"] or {}).get("version") == 2 and j["status"] == "RUNNING",
             180, "the failover version RUNNING",
         )  # fmt: skip
+        escalation = ("stop-requested", "stop-now", "sigterm", "sigkill")
+        trail = service.get(f"/jobs/{name}/events")["events"]
+        stops = [e["action"] for e in trail if e["action"] in escalation]
+        assert stops == ["stop-requested"], f"the old run stopped at once, no signals: {stops}"
         record_property(
             "figure",
             f"Kafka failover: cluster killed -> job RUNNING on the mirror "

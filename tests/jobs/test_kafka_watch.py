@@ -9,9 +9,12 @@ import time
 import yaml
 from jobkit import spec_yaml
 from polling import wait_for
+from sqlalchemy import select
 
 from workbench.jobs.config import KafkaCluster
+from workbench.jobs.db import Job, Run
 from workbench.jobs.kafka_watch import KafkaWatch, answers
+from workbench.jobs.rundir import RunDir
 
 CLUSTERS = {
     "main": KafkaCluster(bootstrap_servers="127.0.0.1:1", standby="mirror", failover_after_s=0.3),
@@ -57,6 +60,29 @@ def test_a_cluster_down_too_long_moves_its_jobs_to_the_standby(make_service):
     up["127.0.0.1:1"] = True
     watch.ask_all()
     assert watch.down() == {} and watch.down_since == {}
+
+
+def test_the_run_on_the_cluster_that_is_gone_is_told_to_stop_now(make_service, tmp_path):
+    """Its micro-batch waits on the dead cluster: KILL (stop now), not STOP's graceful wait."""
+    service = make_service(kafka_clusters=CLUSTERS)
+    bob = service.principal("bob")
+    service.submit(bob, name="on-main", team="pricing", spec_yaml=reading("main"))
+    service.submit(bob, name="on-other", team="pricing", spec_yaml=reading("other"))
+    folders = {name: tmp_path / name for name in ("on-main", "on-other")}
+    with service.db.session() as s:  # each job's live run, as the supervisor records one
+        for name, folder in folders.items():
+            folder.mkdir()
+            job = s.scalars(select(Job).where(Job.name == name)).one()
+            s.add(Run(job_id=job.id, run_id=f"{name}-1", version=1, attempt=1,
+                      run_dir=str(folder), log_path=str(folder / "log")))  # fmt: skip
+    watch = KafkaWatch(service.config, service.db, ask=lambda b, o, t: b != "127.0.0.1:1")
+    watch.ask_all()
+    time.sleep(0.35)
+    watch.ask_all()
+    watch.tick()
+    assert failed_over(service, "on-main")
+    assert RunDir(folders["on-main"]).kill_requested()
+    assert not RunDir(folders["on-other"]).kill_requested()
 
 
 def test_no_answer_is_down_an_unresolvable_secret_is_not(monkeypatch):

@@ -40,6 +40,8 @@ class HostedRun(Runner):
     """One run inside the host: its lines go to its own run log, its dagger to a session of
     the host's driver."""
 
+    owns_process = False  # the host's JVM serves other runs: a query is never left behind
+
     def __init__(self, run_dir: RunDir, host: Host):
         super().__init__(run_dir)
         self.host = host

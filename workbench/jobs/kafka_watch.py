@@ -9,7 +9,8 @@ log and never move a job. The supervisor's tick (:meth:`KafkaWatch.tick`) fails 
 as the actor ``supervisor``, every job that should be running and whose current version
 reads a cluster down for longer than its ``failover_after_s``
 (:func:`workbench.jobs.failover.fail_over`: a new version on the standby; the supervisor
-then stops the old run and starts the new one). A cluster that answers again is
+then stops the old run, at once since its micro-batch waits on the cluster that is gone,
+and starts the new one). A cluster that answers again is
 forgotten; jobs already on the standby stay there (failing back is a person's decision:
 ``workbench jobs failover JOB --kafka-cluster ORIGINAL``).
 """
@@ -123,6 +124,7 @@ class KafkaWatch:
                 standby = self.config.kafka_clusters[cluster].standby
                 why = f"Kafka cluster '{cluster}' unreachable for {down[cluster]:.0f}s"
                 failover.fail_over(s, job, self.config, str(standby), ACTOR, why)
+                _stop_now(s, job)
                 return
 
     def _clusters_of(self, s: Session, job: Job) -> list[str]:
@@ -135,3 +137,18 @@ class KafkaWatch:
             spec = versioning.parse_spec(current.spec_yaml) if current else None
             self._read[key] = [st.cluster for st in spec.streams] if spec else []
         return self._read[key]
+
+
+def _stop_now(s: Session, job: Job) -> None:
+    """The old run's micro-batch waits on a cluster that is gone and cannot finish: it is
+    told to stop now (``KILL``, read beside the ``STOP`` the supervisor sends next), not
+    after that batch, nor after the stop grace periods and signals. Its checkpoint holds
+    what it committed; the failover version plans its start from that."""
+    from pathlib import Path
+
+    from workbench.jobs.rundir import RunDir
+    from workbench.jobs.views import live_run
+
+    run = live_run(s, job.id)
+    if run is not None:
+        RunDir(Path(run.run_dir)).request_kill()

@@ -14,8 +14,10 @@
   micro-batch, ``{batch_id, checkpoint, time, observations}`` (:mod:`workbench.alerts.observe`;
   ``error`` instead when the rules could not be evaluated), at least the last 1000 kept;
 - ``STOP`` [supervisor]: stop after the current micro-batch;
-- ``KILL`` [supervisor, runs of a shared application only]: stop now, not after the
-  micro-batch (a run process gets SIGTERM and SIGKILL instead);
+- ``KILL`` [supervisor]: with ``STOP``, stop now, not after the micro-batch: the escalation
+  of a run of a shared application (a run process gets SIGTERM and SIGKILL instead), and
+  at once for a run whose Kafka cluster the supervisor failed over from (its batch waits
+  on the cluster that is gone);
 - ``exit.json`` [runner, last]: code, reason (stopped, failed), error, time. Missing
   after the process is gone means it was killed.
 

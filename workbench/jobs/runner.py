@@ -57,6 +57,9 @@ if TYPE_CHECKING:
     from workbench.spec import DaggerSpec
 
 POLL_S = 0.5
+#: told to stop now (``KILL``), how long a run process waits for its query to stop before
+#: leaving it to the process's end (its Kafka source may hang closing on a dead cluster)
+STOP_NOW_WAIT_S = 5.0
 #: what Kafka's admin client says when no bootstrap server answers
 NO_BROKER = "Timed out waiting for a node assignment"
 
@@ -117,6 +120,9 @@ def apply_handoff(
 
 class Runner:
     """One run of a job version in this process (see the module docstring)."""
+
+    #: the run is the whole process (its JVM ends with it); not for a shared application's run
+    owns_process = True
 
     def __init__(self, run_dir: RunDir):
         self.dir = run_dir
@@ -238,8 +244,14 @@ class Runner:
         self.state = "STOPPING"
         self.beat()
         self.say("stopping after the current micro-batch")
-        job.stop(give_up=self.dir.kill_requested)
+        wait = STOP_NOW_WAIT_S if self.owns_process else None
+        job.stop(give_up=self.dir.kill_requested, abandon_after_s=wait)
         self._stopped = True
+        if job.abandoned:
+            self.say(
+                f"stopped now: the query was still closing its sources after {wait:.0f} s "
+                "(a Kafka cluster that is gone?); it ends with this process"
+            )
         job.poll()
         totals = job.totals
         self.say(
@@ -294,8 +306,8 @@ class Runner:
         if self.job is not None and self.job.queries and not self._stopped:
             with contextlib.suppress(Exception):  # already failing: the first error is reported
                 self.job.stop(graceful=False)
-        if lease is not None:
-            lease.release()
+        if lease is not None and not (self.job is not None and self.job.abandoned):
+            lease.release()  # an abandoned query holds it until the process ends
         if self.lag is not None:
             self.lag.close()
         if self.commits is not None:

@@ -439,6 +439,10 @@ class StreamingJob:
             _drain_listeners(self.spark)  # the last progress events still count
             self.spark.streams.removeListener(self._listener)
             self._listener = None
+        self._close()
+
+    def _close(self) -> None:
+        """What a kind of job holds beside its queries and writers, closed by :meth:`stop`."""
 
     def outputs(self) -> str:
         """Where the job writes, for people: its sinks and dead letters."""

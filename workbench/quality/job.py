@@ -315,13 +315,7 @@ class QualityJob(StreamingJob):
         where = ", ".join(s.describe() for s in self.spec.sinks) or "log"
         return f"sinks: {where}; undecodable records counted (kept by no dead-letter sink)"
 
-    def stop(
-        self,
-        graceful: bool = True,
-        give_up: Callable[[], bool] | None = None,
-        abandon_after_s: float | None = None,
-    ) -> None:
-        super().stop(graceful, give_up, abandon_after_s)
+    def _close(self) -> None:
         for starts in self._log_starts.values():
             starts.close()
         self._log_starts = {}

@@ -8,6 +8,7 @@ computation over the generated events (``geo_reference.surge_windows``) and with
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections import Counter
 
@@ -323,3 +324,31 @@ def test_a_lone_one_pass_writer_is_the_querys_sink_and_computes_each_batch_once(
     assert totals.rows_written == {f"parquet {tmp_path / 'parquet'}": len(parquet)}
     dead = spark.read.parquet(str(tmp_path / "dead-letters")).collect()
     assert len(dead) == sent.malformed == totals.dead_letters
+
+
+def test_stopping_now_leaves_a_query_whose_broker_is_gone_to_the_process_end(spark, tmp_path):
+    """Spark's Kafka source closes its admin client on the query's thread, and that waits out
+    the requests to a broker that is gone (11-14 s measured): a run process told to stop now
+    (a Kafka failover) waits ``abandon_after_s`` for it, no longer, and says so."""
+    from polling import wait_for
+
+    from workbench.infra.kafka import Broker
+    from workbench.infra.ports import free_ports
+
+    broker = Broker(tmp_path / "kafka", *free_ports(2))
+    broker.start()
+    try:
+        topic = new_topic(broker.bootstrap, "gone")
+        publish_events(broker.bootstrap, topic, 300)
+        spec = surge_spec(broker.bootstrap, topic, tmp_path, [{"type": "log"}])
+        job = StreamingJob(spec, spark, checkpoint=tmp_path / "checkpoint").start()
+        wait_for(lambda: job.totals.records_read >= 300, 120, "the records read")
+    finally:
+        broker.stop()
+    query = job.queries[0]
+    wait_for(lambda: "offsets" in query.status["message"], 60, "a batch asking the dead broker")
+    started = time.monotonic()
+    job.stop(graceful=False, abandon_after_s=2.0)
+    took = time.monotonic() - started
+    assert job.abandoned, f"the query stopped in {took:.1f} s: its source did not hang"
+    assert took < 10, f"stop took {took:.1f} s"

@@ -243,7 +243,8 @@ class Runner:
                 break
         self.state = "STOPPING"
         self.beat()
-        self.say("stopping after the current micro-batch")
+        now = self.dir.kill_requested()
+        self.say("stopping now" if now else "stopping after the current micro-batch")
         wait = STOP_NOW_WAIT_S if self.owns_process else None
         job.stop(give_up=self.dir.kill_requested, abandon_after_s=wait)
         self._stopped = True

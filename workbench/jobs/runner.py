@@ -218,6 +218,9 @@ class Runner:
             self.say(f"error: {error}")
         reason = "stopped" if code == EXIT_STOPPED else "failed"
         self.dir.write_exit(code, reason, None if error is None else self.mask(error))
+        if self._abandoned:  # its query, lease and Kafka clients end with the process, as a
+            sys.stdout.flush()  # kill would end them; nothing waits on a cluster that is gone
+            os._exit(code)
         return code
 
     def _beat_every(self, every_s: float) -> None:
@@ -300,15 +303,22 @@ class Runner:
             conf = {**config.spark_conf, **spec.session_conf()}  # the job's own win
             return session(master=config.spark_master, app_name=f"dagger-{spec.name}", conf=conf)
 
+    @property
+    def _abandoned(self) -> bool:
+        """A query was left stopping (:meth:`StreamingJob.stop`): the process ends now."""
+        return self.job is not None and self.job.abandoned
+
     def _finish(self, lease: Lease | None) -> None:
         self._done.set()
+        if self._abandoned:  # the lease is held, and the Kafka clients (the heartbeat's lag
+            return  # query, the group commits) would wait on the cluster that is gone
         if self._beater is not None:
             self._beater.join(10)
         if self.job is not None and self.job.queries and not self._stopped:
             with contextlib.suppress(Exception):  # already failing: the first error is reported
                 self.job.stop(graceful=False)
-        if lease is not None and not (self.job is not None and self.job.abandoned):
-            lease.release()  # an abandoned query holds it until the process ends
+        if lease is not None:
+            lease.release()
         if self.lag is not None:
             self.lag.close()
         if self.commits is not None:

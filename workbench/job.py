@@ -421,8 +421,7 @@ class StreamingJob:
                 if not _stopped_within(query, abandon_after_s):
                     self.abandoned = True
                 continue
-            with contextlib.suppress(Exception):  # a failed query is reported by run()
-                query.stop()
+            _stop(query)
         for _, writer in self._writers:
             writer.close()
         if self._hook is not None:
@@ -486,14 +485,14 @@ def _drain_listeners(spark: SparkSession, timeout_ms: int = 30_000) -> None:
         spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(timeout_ms)
 
 
+def _stop(query: StreamingQuery) -> None:
+    with contextlib.suppress(Exception):  # a failed query is reported by run()
+        query.stop()
+
+
 def _stopped_within(query: StreamingQuery, seconds: float) -> bool:
-    """``query.stop()`` in a thread of its own: whether it returned within ``seconds``."""
-
-    def stop() -> None:
-        with contextlib.suppress(Exception):  # a failed query is reported by run()
-            query.stop()
-
-    stopper = threading.Thread(target=stop, name="stop-query", daemon=True)
+    """:func:`_stop` in a thread of its own: whether it returned within ``seconds``."""
+    stopper = threading.Thread(target=_stop, args=(query,), name="stop-query", daemon=True)
     stopper.start()
     stopper.join(seconds)
     return not stopper.is_alive()

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from sqlalchemy.orm import Session
 
 from workbench.jobs.config import ServiceConfig
-from workbench.jobs.db import Database, Job, each_job
+from workbench.jobs.db import Database, Job, add_event, each_job
 
 LOG = logging.getLogger("workbench.jobs.kafka_watch")
 ACTOR = "supervisor"
@@ -152,3 +152,4 @@ def _stop_now(s: Session, job: Job) -> None:
     run = live_run(s, job.id)
     if run is not None:
         RunDir(Path(run.run_dir)).request_kill()
+        add_event(s, job.id, ACTOR, "stop-now", run=run.run_id, why="its Kafka cluster is gone")

@@ -33,15 +33,18 @@ POLICY = {
     "stop_grace_s": 40,
     "kill_grace_s": 10,
 }
-SHARED = ("jars", "schemas")  # built once for the checkout; linked into each test home
+#: built once for the checkout and linked into each test home: the jars, the schemas, and
+#: the Spark JVM's class archive (without it every job's JVM loaded Spark's classes anew)
+SHARED = ("jars", "schemas", "jvm")
 
 
 def test_home(folder: Path) -> Path:
-    """A fresh ``WORKBENCH_HOME`` with the checkout's jars and schemas linked in."""
+    """A fresh ``WORKBENCH_HOME`` with the checkout's jars, schemas and JVM archive linked in."""
     folder.mkdir(parents=True, exist_ok=True)
     for name in SHARED:
         link = folder / name
         if not link.exists():
+            (home() / name).mkdir(parents=True, exist_ok=True)
             link.symlink_to(home() / name)
     return folder
 

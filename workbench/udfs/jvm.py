@@ -63,6 +63,7 @@ def _jar(root: Path, name: str, classpath: list[Path]) -> Path:
         raise SetupError(f"No Java sources under {root}: reinstall dagger-workbench.")
     folder = subdir("jars") / "udfs"
     folder.mkdir(parents=True, exist_ok=True)
+    folder = folder.resolve()  # the real path: a class archive fits a class path by its names
     target = folder / f"{name}-{_digest(root, sources, classpath)}.jar"
     if target.exists():
         return target

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 from cli_runner import workbench
+from jobs.service_process import test_home as make_home
 from specfiles import spec_file
-
-from workbench import paths
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
@@ -67,9 +66,7 @@ def test_validate_accepts_the_demo_spec():
 
 
 def test_spark_output_goes_to_the_cli_log_not_the_terminal(tmp_path):
-    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path)}  # a home of its own: a fresh log
-    for name in ("jars", "schemas"):  # what setup fetched, shared
-        (tmp_path / name).symlink_to(paths.home() / name)
+    env = {**os.environ, "WORKBENCH_HOME": str(make_home(tmp_path))}  # its own: a fresh log
     quiet = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "validate", str(SURGE)],
         capture_output=True, text=True, timeout=600, env=env,

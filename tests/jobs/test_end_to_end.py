@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
@@ -20,7 +22,6 @@ import pytest
 import yaml
 from geo_reference import surge_windows
 from jobkit import batches, running
-from polling import wait_for as wait_until
 from service_process import Service, runner_processes
 from streaming import (
     START,
@@ -99,6 +100,26 @@ def in_batch(checkpoint: str) -> bool:
     return last("offsets") > last("commits") >= 0
 
 
+def kill_in_a_batch(checkpoint: str, kill, send, tries: int = 3) -> list[dict]:
+    """``kill()`` while the query has begun a micro-batch it has not committed, events sent
+    meanwhile by ``send(sent)`` (more after ``sent``, returned) in the background. Watched
+    from the first event on: on a busy machine a batch can begin and end while the events
+    are still being sent. Sends again if none was seen; returns every event sent."""
+    sent: list[dict] = []
+    for _ in range(tries):
+        with ThreadPoolExecutor(1) as pool:
+            sending, quiet_since = pool.submit(send, list(sent)), None
+            while quiet_since is None or time.monotonic() - quiet_since < 30:
+                if in_batch(checkpoint):
+                    kill()
+                    return sent + sending.result()
+                if sending.done() and quiet_since is None:
+                    quiet_since = time.monotonic()
+                time.sleep(0.05)
+            sent += sending.result()
+    raise AssertionError(f"no micro-batch under way in {tries} sends of events")
+
+
 @pytest.fixture(scope="module")
 def surge(service, kafka_broker, influxdb_v1, secret, tmp_path_factory) -> dict:
     """``workbench promote notebooks/surge_pricing.ipynb --team pricing`` by alice, sinks
@@ -168,9 +189,15 @@ def test_promoted_surge_is_exact_survives_sigkill_and_other_teams_are_kept_out(
     # SIGKILL the run's process group in a micro-batch (begun, not committed): the
     # supervisor restarts it from its checkpoint, which replays that batch
     events = surge["events"]
-    events += more_events(kafka_broker.bootstrap, surge["topic"], 1500, 22, events)
-    wait_until(lambda: in_batch(job["checkpoint"]), 60, "a micro-batch under way")
-    os.killpg(first_run["pid"], signal.SIGKILL)
+
+    def send(sent: list[dict]) -> list[dict]:
+        return more_events(kafka_broker.bootstrap, surge["topic"], 1500, 22 + len(sent),
+                           [*events, *sent])  # fmt: skip
+
+    def kill() -> None:
+        os.killpg(first_run["pid"], signal.SIGKILL)
+
+    events += kill_in_a_batch(job["checkpoint"], kill, send)
     job = service.wait_for(
         "surge-e2e",
         lambda j: running(j) and j["run"]["id"] != first_run["id"],

@@ -15,7 +15,7 @@ from geo_reference import surge_windows
 from polling import wait_for as wait_until
 from service_process import Service, runner_processes
 from streaming import closed, new_topic, surge_rows, surge_spec
-from test_end_to_end import batches, in_batch, more_events, running
+from test_end_to_end import batches, kill_in_a_batch, more_events, running
 
 CLUSTERS = {"local": {"master": "local[2]"}, "shared": {"master": "local[2]", "jobs_per_app": 3}}
 LEVELS = {"shared-13": 13, "shared-12": 12}
@@ -81,9 +81,13 @@ def test_co_hosted_daggers_stay_exact_fail_alone_and_their_application_ends_when
         assert now["status"] == "RUNNING" and now["run"] == jobs[name]["run"], now
 
     # SIGKILL the application in a micro-batch: both daggers restart from their checkpoints
-    events += more_events(bootstrap, topic, 1500, 52, events)
-    wait_until(lambda: in_batch(jobs["shared-13"]["checkpoint"]), 60, "a micro-batch under way")
-    os.killpg(pid, signal.SIGKILL)
+    def send(sent: list[dict]) -> list[dict]:
+        return more_events(bootstrap, topic, 1500, 52 + len(sent), [*events, *sent])
+
+    def kill() -> None:
+        os.killpg(pid, signal.SIGKILL)
+
+    events += kill_in_a_batch(jobs["shared-13"]["checkpoint"], kill, send)
     for name in LEVELS:
         again = service.wait_for(
             name, lambda j: running(j) and j["run"]["pid"] != pid, 300, f"{name} restarted"

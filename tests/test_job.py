@@ -367,4 +367,6 @@ def stopping() -> bool:
     """Whether a stop of a query left behind (:func:`workbench.job._stopped_within`) runs."""
     import threading
 
-    return any(t.name == "stop-query" and t.is_alive() for t in threading.enumerate())
+    from workbench.job import STOP_THREAD
+
+    return any(t.name == STOP_THREAD and t.is_alive() for t in threading.enumerate())

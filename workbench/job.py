@@ -490,9 +490,13 @@ def _stop(query: StreamingQuery) -> None:
         query.stop()
 
 
+#: The name of the thread :func:`_stopped_within` stops a query in (it may outlive the call).
+STOP_THREAD = "stop-query"
+
+
 def _stopped_within(query: StreamingQuery, seconds: float) -> bool:
     """:func:`_stop` in a thread of its own: whether it returned within ``seconds``."""
-    stopper = threading.Thread(target=_stop, args=(query,), name="stop-query", daemon=True)
+    stopper = threading.Thread(target=_stop, args=(query,), name=STOP_THREAD, daemon=True)
     stopper.start()
     stopper.join(seconds)
     return not stopper.is_alive()

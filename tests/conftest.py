@@ -27,6 +27,7 @@ pytest_plugins = [
     "services_spark",
     "notify.receivers",  # http_receiver, smtp_receiver: stand-ins for notifier receivers
     "file_order",  # longest test files first (tests/durations.json)
+    "machine_speed",  # a fixed workload timed before and after the run
 ]
 
 

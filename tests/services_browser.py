@@ -25,10 +25,11 @@ def chromium():
 def recorded_page(browser, width=1200, height=1000, headers=None):
     """A new page that records console errors and uncaught exceptions (``page.problems``)
     and every request's URL (``page.requests``), and lets only loopback requests out (the
-    network is off: anything else fails at once). Its waits default to 60 s, not
-    Playwright's 30: on a loaded 2-core machine JupyterLab took 30 s to retitle a tab."""
+    network is off: anything else fails at once). Its waits default to 120 s, not
+    Playwright's 30: on a loaded 2-core machine JupyterLab took 30 s to retitle a tab, and
+    in a slow hour over 60 s to show a notebook's toolbar. A wait only costs when it fails."""
     page = browser.new_page(viewport={"width": width, "height": height}, extra_http_headers=headers)
-    page.set_default_timeout(60_000)
+    page.set_default_timeout(120_000)
     page.problems, page.requests = [], []
     page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.problems.append(str(e)))

@@ -1,6 +1,9 @@
-"""Kafka cluster fixtures: a real 3-broker KRaft cluster for the whole test session.
+"""Kafka cluster fixtures: a real 3-broker KRaft cluster, and a mirrored pair of clusters.
 
-Started only by a test that asks for it; free ports in a temporary folder.
+Started only by a test file that asks for one, on free ports in a temporary folder, and
+stopped when that file ends (module scope): a session-scoped cluster idled on every worker
+that had once run such a file until the worker's end (up to 13 broker JVMs alive at once
+in a slow hour), and the files that use them are few.
 """
 
 from __future__ import annotations
@@ -8,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kafka_cluster3(tmp_path_factory):
     from workbench.infra.broker_cluster import BrokerCluster
     from workbench.infra.ports import free_ports
@@ -21,7 +24,7 @@ def kafka_cluster3(tmp_path_factory):
     cluster.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kafka_mirror(tmp_path_factory):
     """Two single-broker clusters, ``primary`` and ``standby``, and MirrorMaker 2 copying
     the topics ``mirrored-.*`` and the offsets of the groups ``workbench-.*`` from the

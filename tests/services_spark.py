@@ -1,5 +1,5 @@
-"""Spark standalone fixtures: one real cluster (master + 2 workers on 127.0.0.1) for the
-whole test session, started on first use only (a session that asks for none pays nothing).
+"""Spark standalone fixtures: one real cluster (master + 2 workers on 127.0.0.1) for a test
+file that asks for it, stopped when that file ends (module scope).
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark_cluster(tmp_path_factory):
     """A running :class:`~workbench.infra.spark.SparkCluster`; ``.status().master_url``."""
     from workbench.infra.spark import SparkCluster

@@ -424,7 +424,7 @@ def test_deck_gl_reaches_a_notebook_page_once_and_both_maps_draw(
             )
     for index in range(2):
         frame = page.frame_locator("iframe.atlas-frame").nth(index)
-        frame.locator("#deck-container canvas").wait_for(timeout=30_000)
+        frame.locator("#deck-container canvas").wait_for(timeout=120_000)
     page.wait_for_timeout(1500)
     page.screenshot(path=str(ARTIFACTS / "atlas-notebook-two-maps.png"), full_page=True)
     assert page.evaluate("() => document.documentElement.outerHTML.length") < 500_000

@@ -1,13 +1,14 @@
 """Chaos fixtures: a real Kafka broker of its own whose advertised listener is a fault
 proxy's port, so every client connection (bootstrapped at either address) goes through
-the proxy; the session's other tests never see its faults."""
+the proxy; the session's other tests never see its faults. One per test file (module
+scope): started in a few seconds, and not left idling after the chaos files."""
 
 from __future__ import annotations
 
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def proxied_broker(tmp_path_factory):
     """(broker, proxy): faults healed after each use by the tests that set them."""
     from workbench.chaos.proxy import FaultProxy

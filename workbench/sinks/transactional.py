@@ -44,6 +44,11 @@ class TransactionalWriter:
             "bootstrap.servers": bootstrap_servers,
             "transactional.id": transactional_id,
             "enable.idempotence": True,
+            # the transaction is open while Spark computes the batch's rows (they stream in
+            # from toLocalIterator); the coordinator aborts one open longer than this, and the
+            # producer is then fenced. librdkafka's 60 s is too short for a big batch on a
+            # busy machine; 5 minutes stays under the brokers' 15-minute maximum.
+            "transaction.timeout.ms": 300_000,
             "linger.ms": 20,
             "compression.type": "lz4",
             "logger": LOG,
@@ -108,7 +113,14 @@ class TransactionalWriter:
             self._producer.abort_transaction(self.timeout_s)
 
     def close(self) -> None:
-        self._producer.flush(self.timeout_s)
+        """Deliver what is queued. A producer in a fatal state (fenced: the batch that found
+        out has already failed with the reason) raises from ``flush``, inside its delivery
+        callback (confluent-kafka then reports a ``SystemError``): logged, not raised, so
+        closing never hides the batch's own error."""
+        try:
+            self._producer.flush(self.timeout_s)
+        except Exception as err:  # KafkaException or that SystemError
+            LOG.warning("%s: closing the producer: %s", self._name, err)
 
 
 def _ensure_topics(bootstrap_servers: str, topic: str, partitions: int) -> None:

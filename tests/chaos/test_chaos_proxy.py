@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+from polling import wait_for
 
 from workbench.chaos.proxy import FaultProxy
 from workbench.exceptions import ChaosError
@@ -56,6 +57,8 @@ def round_trip(port: int, payload: bytes = b"ping", timeout: float = 5.0) -> flo
 def test_forwards_bytes_both_ways(proxy):
     big = bytes(range(256)) * 4000  # 1 MB, many chunks, in order
     round_trip(proxy.port, big, timeout=10)
+    # a chunk counts once its write has drained, which may be just after the client read it
+    wait_for(lambda: proxy.stats.down == len(big), 10, "the last chunk counted")
     assert proxy.stats.up == proxy.stats.down == len(big)
     assert proxy.stats.connections == 1
 

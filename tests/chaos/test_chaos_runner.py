@@ -10,11 +10,11 @@ import time
 import uuid
 
 from workbench.chaos.env import ChaosEnv
-from workbench.chaos.faults import FAULTS
+from workbench.chaos.faults import FAULTS, Fault
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.runner import run_scenario
 from workbench.chaos.scenario import Scenario
-from workbench.infra.kafka import broker_ids
+from workbench.infra.kafka import broker_ids, list_topics
 
 
 def scenario(topic: str, fault: str, params: dict, downtime: str = "2s") -> Scenario:
@@ -95,3 +95,37 @@ def test_sigterm_mid_fault_reverts_it(chaos_broker, tmp_path):
     assert "KeyboardInterrupt" in err, err[-3000:]
     assert broker.status().running, err[-3000:]
     assert broker_ids(broker.bootstrap) == {1} and RevertJournal(journal).pending() == []
+
+
+class _TopicSeen(Fault):
+    """A test's fault: notes the topics there are when it is applied; acts on nothing."""
+
+    name, type = "topic_seen", "kafka"
+    seen: list[list[str]] = []
+
+    def apply(self, env, params):
+        self.seen.append(list_topics(env.bootstrap))
+        return {}
+
+    def revert(self, record, env):
+        pass
+
+
+def test_the_loads_topic_is_made_before_the_faults_clock_starts(chaos_broker, tmp_path):
+    """A fault at the load's first moment (a broker kill in a slow run) finds the load's
+    topic made: the load once made it itself, and a slow start put that in the downtime."""
+    broker, proxy = chaos_broker
+    topic = f"chaos-first-{uuid.uuid4().hex[:8]}"
+    env = ChaosEnv(proxy.address, [broker], proxy=proxy)
+    load = {"topic": topic, "message": "bookings", "rate": 100, "duration": "1s", "seed": 3}
+    case = {"name": "first", "type": "kafka", "fault": "topic_seen", "start_after": "0s",
+            "downtime": "0s", "load": load}  # fmt: skip
+    FAULTS.register(_TopicSeen)
+    try:
+        plan = Scenario(name="t", hypothesis="h", control=False, recovery_timeout="30s",
+                        cases=[case])  # fmt: skip
+        [run] = run_scenario(plan, env, RevertJournal(tmp_path / "journal.jsonl"))["runs"]
+    finally:
+        FAULTS.unregister("topic_seen")
+    assert topic in _TopicSeen.seen[-1]
+    assert run["load_error"] is None and run["load"]["sent"] == 100, run["timeline"]

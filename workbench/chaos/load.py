@@ -104,15 +104,18 @@ def drive(
     job_metrics: Callable[[], dict[str, Any]] | None = None,
     stop: Callable[[], bool] = lambda: False,
     job: str | None = None,
+    create_topic: bool = True,
 ) -> LoadResult:
     """Publish the plan's events; ``job_metrics`` (e.g. the job service's metrics of a job)
-    is sampled once a second meanwhile and once after the last event was acknowledged."""
+    is sampled once a second meanwhile and once after the last event was acknowledged.
+    ``create_topic=False``: the caller made the topic (a chaos case, before its fault)."""
     from workbench.generator import Generator
     from workbench.infra.kafka import create_topics
     from workbench.producer import publish
 
     kind = kind_of(plan.message)
-    create_topics(bootstrap, {plan.topic: plan.partitions})
+    if create_topic:
+        create_topics(bootstrap, {plan.topic: plan.partitions})
     result = LoadResult(plan.topic, kind, plan.rate, plan.seed, job=job)
     result.malformed_fraction = plan.malformed
     start = datetime.now(UTC)

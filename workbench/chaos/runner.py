@@ -13,6 +13,7 @@ ready for the ledger and the report.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from workbench.chaos.interrupts import INTERRUPTS
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.load import drive
 from workbench.chaos.probes import Prober
+from workbench.exceptions import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.chaos.env import ChaosEnv
@@ -58,9 +60,17 @@ def run_case(
     from dataclasses import replace
 
     from workbench.chaos.blast import resolve
+    from workbench.infra.kafka import create_topics
 
     targets = resolve(env.client, case.blast_radius, env.job, scenario.team, case.cluster)
     env = replace(env, jobs=targets)
+    # the load's topic exists before the fault's clock starts: created by the load itself,
+    # a slow start put its creation in the broker's downtime and failed the whole load (a
+    # broker already unreachable here fails the load, which says so in the report)
+    created = False
+    with contextlib.suppress(WorkbenchError):
+        create_topics(env.bootstrap, {case.load.topic: case.load.partitions})
+        created = True
     t0, wall0 = time.monotonic(), time.time()
     timeline: list[dict[str, Any]] = []
 
@@ -69,7 +79,7 @@ def run_case(
 
     prober = Prober(env, case.load.topic, t0).start()
     loaded: dict[str, Any] = {}
-    loader = threading.Thread(target=_load, args=(env, case, loaded), daemon=True)
+    loader = threading.Thread(target=_load, args=(env, case, loaded, created), daemon=True)
     mark("load started", rate=case.load.rate, duration_s=case.load.duration)
     loader.start()
     try:
@@ -98,9 +108,10 @@ def run_case(
     }
 
 
-def _load(env: ChaosEnv, case: Case, into: dict[str, Any]) -> None:
+def _load(env: ChaosEnv, case: Case, into: dict[str, Any], created: bool) -> None:
     try:
-        into["result"] = drive(env.bootstrap, case.load.plan(), job=env.job)
+        plan = case.load.plan()
+        into["result"] = drive(env.bootstrap, plan, job=env.job, create_topic=not created)
     except Exception as err:  # noqa: BLE001 - reported in the case's result
         into["error"] = str(err)
 

@@ -41,6 +41,10 @@ class FaultRegistry:
         self._faults[fault.name] = fault()
         return fault
 
+    def unregister(self, name: str) -> None:
+        """Forget a fault (one a test registered)."""
+        self._faults.pop(name, None)
+
     def get(self, name: str) -> Fault:
         if name not in self._faults:
             raise ChaosError(f"No fault '{name}'.{did_you_mean(name, self._faults)}")

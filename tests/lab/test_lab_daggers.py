@@ -85,7 +85,7 @@ def open_lab(browser, server, user: str, path: str = "", workspace: str = ""):
     page.on("response", lambda r: page.failed.append(r.url) if r.status >= 400 else None)
     where = f"lab/workspaces/{workspace or user}" + (f"/tree/{path}" if path else "")
     page.goto(server.url + where)
-    page.wait_for_selector("#dagger-workbench-panel", state="attached", timeout=120_000)
+    page.wait_for_selector("#dagger-workbench-panel", state="attached")
     return page
 
 
@@ -95,7 +95,7 @@ def show_panel(page) -> None:
     page.wait_for_load_state("networkidle")  # the workspace restored
     if "lm-mod-current" not in (tab.get_attribute("class") or ""):
         tab.click()
-    page.wait_for_selector("#dagger-workbench-panel .dw-summary:not(:empty)", timeout=120_000)
+    page.wait_for_selector("#dagger-workbench-panel .dw-summary:not(:empty)")
 
 
 def shoot(page, name: str, selector: str | None = None) -> None:
@@ -123,7 +123,7 @@ def test_promote_from_the_toolbar_then_stop_from_the_panel(lab, chromium, kafka_
     topic = f"lab-ui-{uuid.uuid4().hex[:8]}"
     demo_events(kafka_broker.bootstrap, "bookings", topic=topic, events=600, seed=13, start=START)
     page = open_lab(chromium, lab, "alice", hotspots_notebook(lab))
-    page.wait_for_selector(".dw-promote-button:visible", timeout=120_000)
+    page.wait_for_selector(".dw-promote-button:visible")
     page.click(".dw-promote-button")
     page.wait_for_selector(".dw-promote-form")
     page.fill('.dw-promote-form [name="team"]', "pricing")
@@ -142,9 +142,9 @@ def test_promote_from_the_toolbar_then_stop_from_the_panel(lab, chromium, kafka_
     page.click(".jp-Dialog .jp-mod-accept")  # Close: the panel shows the new job
 
     row = ROW.format("lab-hotspots")
-    page.wait_for_selector(f"{row}[data-status='RUNNING']", timeout=120_000)
+    page.wait_for_selector(f"{row}[data-status='RUNNING']")
     spark = f"{row} .dw-spark polyline[points*=',']"  # seeded from the run's progress
-    page.wait_for_selector(spark, state="attached", timeout=120_000)
+    page.wait_for_selector(spark, state="attached")
     shoot(page, "daggers-panel.png")
     assert_not_modified(page, "hotspots.ipynb")  # its kernel started meanwhile
 
@@ -178,7 +178,7 @@ def follow_log_health_and_notebook(page, row: str, lab) -> None:
     assert "following" in page.inner_text(".dw-log-state")
     page.click(f"{row} [data-action='health']")
     frame = page.frame_locator(".jp-MainAreaWidget iframe").last
-    frame.locator("text=lab-hotspots").first.wait_for(timeout=120_000)
+    frame.locator("text=lab-hotspots").first.wait_for()
     page.click(f"{row} [data-action='notebook']")
     page.wait_for_selector(".lm-TabBar-tab:has-text('lab-hotspots-v1.ipynb')")
     assert_not_modified(page, "lab-hotspots-v1.ipynb")
@@ -193,7 +193,6 @@ def assert_not_modified(page, notebook: str) -> None:
         "name => { const bar = document.querySelector('#jp-main-statusbar').textContent;"
         " return bar.includes(name) && bar.includes('| Idle'); }",
         arg=notebook,
-        timeout=120_000,
     )
     page.wait_for_timeout(500)
     tab = page.locator(f".lm-TabBar-tab:has-text('{notebook}')")
@@ -215,7 +214,7 @@ def restart_from_the_panel(page, row: str, lab) -> None:
         return run if job["status"] == "RUNNING" and run not in (None, before) else None
 
     after = until(page, new_run, 180, "a new run of lab-hotspots RUNNING")
-    page.wait_for_selector(f"{row}[data-status='RUNNING']", timeout=120_000)
+    page.wait_for_selector(f"{row}[data-status='RUNNING']")
     page.wait_for_function(
         """([marker, shown]) => {
             const text = document.querySelector('.dw-log-text').textContent;
@@ -244,7 +243,7 @@ def diff_and_roll_back(page, lab) -> None:
     edited = lab.call("PUT", "jobs/lab-hotspots", "alice-token", body)
     assert edited.status_code == 200, edited.text
     row = ROW.format("lab-hotspots")
-    page.wait_for_selector(f"{row} .dw-alerts:has-text('1')", timeout=120_000)
+    page.wait_for_selector(f"{row} .dw-alerts:has-text('1')")
     page.click(".lm-TabBar-tab:has-text('lab-hotspots (dagger)')")
     page.click(".dw-details [data-act='refresh']")
     page.wait_for_selector(".dw-versions tbody tr[data-version='2']")
@@ -283,9 +282,7 @@ def test_the_clusters_section_and_a_move_to_the_other_cluster(lab, chromium, kaf
         page = open_lab(chromium, lab, "alice", workspace="alice-clusters")
         show_panel(page)
         line = "#dagger-workbench-panel .dw-cluster[data-kind='{}'][data-name='{}']"
-        page.wait_for_selector(
-            line.format("kafka", "events") + "[data-reach='up']", timeout=120_000
-        )
+        page.wait_for_selector(line.format("kafka", "events") + "[data-reach='up']")
         page.wait_for_selector(line.format("kafka", "events-dr") + "[data-reach='down']")
         assert "standby events-dr" in page.inner_text(line.format("kafka", "events"))
         assert "127.0.0.1:1" in page.inner_text(line.format("kafka", "events-dr"))
@@ -349,7 +346,7 @@ def test_a_failed_parity_check_shows_its_rows_in_the_dialog(lab, chromium, kafka
         parameters=f"bootstrap = {kafka_broker.bootstrap!r}\ntopic = {topic!r}",
     )
     page = open_lab(chromium, lab, "alice", "noisy.ipynb", workspace="alice-noisy")
-    page.wait_for_selector(".dw-promote-button:visible", timeout=120_000)  # its kernel known
+    page.wait_for_selector(".dw-promote-button:visible")  # its kernel known
     # the command palette's command, this time
     run_from_palette(page, "promote notebook", "Promote Notebook to a Dagger Job")
     page.fill('.dw-promote-form [name="team"]', "pricing")
@@ -429,7 +426,7 @@ def test_200_jobs_refresh_and_an_unreachable_service_is_said(chromium, tmp_path,
         assert_clean(page)
     finally:
         stop_jupyter(server)
-    page.wait_for_selector("#dagger-workbench-panel .dw-banner:visible", timeout=120_000)
+    page.wait_for_selector("#dagger-workbench-panel .dw-banner:visible")
     assert "Job service unreachable" in page.inner_text("#dagger-workbench-panel .dw-banner")
     shoot(page, "daggers-panel-unreachable.png")
 

@@ -65,7 +65,7 @@ def open_dashboard(browser, server, user: str):
     page.goto(f"{server.url}{DASHBOARD}?token={TOKENS[user]}", timeout=180_000)
     page.wait_for_selector("iframe.atlas-frame", timeout=180_000)
     frame = page.frame_locator("iframe.atlas-frame")
-    frame.locator("#deck-container canvas").wait_for(timeout=120_000)
+    frame.locator("#deck-container canvas").wait_for()
     return page
 
 
@@ -150,7 +150,6 @@ def test_a_team_member_sees_every_city(viewer_lab, chromium, tmp_path):
     city.select_option("Bandung")
     page.wait_for_function(
         "() => document.querySelector('iframe.atlas-frame')?.srcdoc.includes('· Bandung ·')",
-        timeout=120_000,
     )
     shoot(page, "dashboard-team-member.png")
     marker = tmp_path / "member-ran-code"

@@ -201,7 +201,16 @@ def serving(state: Path, hook_url: str) -> Iterator[Service]:
         "alerting": {"retry_s": 1, "retry_max_s": 10},
     }
     (state / "service.yaml").write_text(yaml.safe_dump(config))
-    command = [sys.executable, "-m", "workbench.cli", "serve", "--port", "0", "--state", str(state)]
+    command = [
+        sys.executable,
+        "-m",
+        "workbench.cli.main",
+        "serve",
+        "--port",
+        "0",
+        "--state",
+        str(state),
+    ]
     with open(state / "serve.log", "ab") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)  # fmt: skip
@@ -233,7 +242,7 @@ def submit(service: Service, name: str, spec: dict[str, Any]) -> int:
 
 def surge_spec(name: str, bootstrap: str, topic: str, out: Path, **keys: Any) -> dict[str, Any]:
     """The bundled surge-pricing spec on ``topic``, into Parquet under ``out``."""
-    from workbench.demo import spec_path
+    from workbench.dev.demo import spec_path
 
     data = yaml.safe_load(spec_path().read_text())
     stream = data["streams"][0] | {"bootstrap_servers": bootstrap, "topics": [topic],
@@ -257,7 +266,7 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 def background(bootstrap: str, topic: str, rate: float) -> Iterator[None]:
     """Bookings published in real time (event time = wall time) while inside; raises on
     the way out if publishing failed."""
-    from workbench.producer import publish
+    from workbench.dev.producer import publish
 
     finish, failed = threading.Event(), list[BaseException]()
     events = booking_preload.FastGenerator(
@@ -314,7 +323,7 @@ STEPS = (
 def crossing_payloads(index: int, count: int) -> list[tuple[str, bytes]]:
     """``count`` new bookings at one pickup point south of the generator's city (cell
     ``index``: 0.03° apart, about three level-13 cells), event time now."""
-    from workbench.generator import MESSAGES, encode
+    from workbench.dev.generator import MESSAGES, encode
 
     lat, long = -6.55 - 0.03 * index, 106.75
     stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -363,7 +372,7 @@ def split(crossing: Crossing, run: Path, fingerprint: str) -> None:
 
 def measure_latency(service: Service, receiver: Receiver, bench: Bench) -> list[Crossing]:
     """The latency job on a live topic: ``--crossings`` crossings timed, then stopped."""
-    from workbench.infra.kafka import create_topics
+    from workbench.dev.kafka import create_topics
 
     args = bench.args
     topic = f"alerts-live-{uuid.uuid4().hex[:6]}"
@@ -384,7 +393,7 @@ def measure_latency(service: Service, receiver: Receiver, bench: Bench) -> list[
 def time_crossings(run: Path, receiver: Receiver, bench: Bench, topic: str) -> list[Crossing]:
     from confluent_kafka import Producer
 
-    from workbench.infra.kafka import LOG
+    from workbench.dev.kafka import LOG
 
     producer = Producer({"bootstrap.servers": bench.bootstrap, "linger.ms": 0, "logger": LOG})
     rng, trigger_s = random.Random(11), spec_trigger_s(bench.args.trigger)
@@ -574,7 +583,7 @@ def print_throughput(bench: Bench) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from workbench.infra.ports import free_port
+    from workbench.dev.ports import free_port
 
     root = Path(tempfile.mkdtemp(prefix="bench-alerts-"))
     receiver = Receiver(free_port())

@@ -1,8 +1,8 @@
 """A throwaway Kafka broker pre-loaded with seeded booking events, for the streaming benchmark.
 
-:func:`local_broker` runs a :class:`~workbench.infra.kafka.Broker` on free ports in a
+:func:`local_broker` runs a :class:`~workbench.dev.kafka.Broker` on free ports in a
 temporary folder and always stops it. :func:`preload` publishes ``count`` BookingLogMessage
-records from the seeded :class:`~workbench.generator.Generator` as fast as the producer
+records from the seeded :class:`~workbench.dev.generator.Generator` as fast as the producer
 takes them. Encoding with ``json_format.ParseDict`` (what ``Generator.records`` does) costs
 ~100 µs an event, so :class:`FastGenerator` builds the message objects directly (~10 µs);
 :func:`check_encoding` proves on a sample that the bytes are the same as ParseDict's.
@@ -20,10 +20,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from workbench.generator import MESSAGES, Generator, Record, encode, malformed_bytes
-from workbench.infra.kafka import Broker, create_topics
-from workbench.infra.ports import free_ports
-from workbench.producer import Published, publish
+from workbench.dev.generator import MESSAGES, Generator, Record, encode, malformed_bytes
+from workbench.dev.kafka import Broker, create_topics
+from workbench.dev.ports import free_ports
+from workbench.dev.producer import Published, publish
 from workbench.schemas.registry import SchemaRegistry, default_registry
 
 KIND = "bookings"

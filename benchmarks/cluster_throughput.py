@@ -15,7 +15,7 @@ maxOffsetsPerTrigger and shuffle partitions) once untimed over a warm-up topic, 
   standalone 1x2  a master and 1 worker of 2 cores (one executor of 2 cores)
   standalone 2x1  a master and 2 workers of 1 core (two executors of 1 core)
 
-The standalone clusters are real (:class:`workbench.infra.spark.SparkCluster`, master and
+The standalone clusters are real (:class:`workbench.dev.spark.SparkCluster`, master and
 workers from pyspark's jars on 127.0.0.1), started before their setting and stopped after.
 It prints a table of setting, best seconds, events/s and the ratio against ``local[2]``,
 and the result check (rows and checksum of every Parquet output must agree, else exit 1).
@@ -53,8 +53,8 @@ EXECUTOR_MEMORY = "1g"
 
 def child(args: argparse.Namespace) -> None:
     """One setting: a driver on ``--master`` warms up, then measures; prints one JSON line."""
+    from workbench.runtime.spark import session
     from workbench.schemas.registry import default_registry
-    from workbench.spark import session
 
     conf = {
         "spark.sql.shuffle.partitions": str(args.shuffle_partitions),
@@ -92,7 +92,7 @@ def measure_setting(args: argparse.Namespace, master: str, topics: tuple[str, st
 
 
 def run(args: argparse.Namespace) -> bool:
-    from workbench.infra.spark import SparkCluster
+    from workbench.dev.spark import SparkCluster
 
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
     measured: dict[str, dict] = {}

@@ -45,7 +45,7 @@ CORES = 2
 
 def run_k(bench: st.Bench, k: int) -> tuple[float, set[tuple[int, int]]]:
     """K surge jobs at once over the bench's topic: wall seconds and their outputs' checksums."""
-    from workbench.job import StreamingJob
+    from workbench.streaming.job import StreamingJob
 
     folders = [bench.fresh(f"k{k}-{i}") for i in range(k)]
     jobs = [
@@ -82,8 +82,8 @@ def run_k(bench: st.Bench, k: int) -> tuple[float, set[tuple[int, int]]]:
 
 
 def run(args: argparse.Namespace) -> bool:
+    from workbench.runtime.spark import session
     from workbench.schemas.registry import default_registry
-    from workbench.spark import session
 
     ks = [int(k) for k in args.daggers.split(",")]
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)

@@ -89,7 +89,7 @@ def reset_peaks(spark: Any) -> None:
 
 
 def run_once(spark: Any, bootstrap: str, topic: str, mode: str, root: Path, args: Any) -> Run:
-    from workbench.job import JobFailedError, StreamingJob
+    from workbench.streaming.job import JobFailedError, StreamingJob
 
     bench = Bench(spark, default_registry(), bootstrap, topic, args.events, args.max_offsets, root)
     folder = bench.fresh(mode)
@@ -130,7 +130,7 @@ def main() -> int:
     args = parser.parse_args()
     args.modes = [m for m in MODES if m in args.modes.split(",")]
 
-    from workbench.spark import session
+    from workbench.runtime.spark import session
 
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
     root = Path(tempfile.mkdtemp(prefix="bench-flood-"))

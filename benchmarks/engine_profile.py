@@ -223,8 +223,8 @@ def main() -> None:
     if shutil.which("jcmd") is None or shutil.which("jfr") is None:
         raise SystemExit("needs the JDK's jcmd and jfr on PATH")
 
+    from workbench.runtime.spark import session
     from workbench.schemas.registry import default_registry
-    from workbench.spark import session
 
     names = args.variants.split(",")
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)

@@ -2,7 +2,7 @@
 
 :func:`classpath` fetches Flink 2.2 (clients, the table planner and runtime, the Kafka
 connector, the protobuf and CSV formats, the file system connector) with
-:func:`workbench.infra.maven.fetch`, and builds the anchor jar: the Java classes protoc
+:func:`workbench.runtime.maven.fetch`, and builds the anchor jar: the Java classes protoc
 generates from the bundled ``booking.proto`` (the ``protobuf.message-class-name`` Flink's
 protobuf format needs), the S2Id and DistinctCount UDFs and the SurgeJob main under
 ``benchmarks/flink/java``, compiled with ``javac`` against the fetched jars.
@@ -29,8 +29,8 @@ import zipfile
 from pathlib import Path
 
 from workbench.exceptions import SetupError
-from workbench.infra.maven import fetch
 from workbench.paths import subdir
+from workbench.runtime.maven import fetch
 from workbench.schemas.compiler import well_known_include
 from workbench.schemas.registry import BUNDLED_PROTOS
 from workbench.udfs.jvm import PROTOBUF

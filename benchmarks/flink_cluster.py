@@ -24,7 +24,7 @@ from types import TracebackType
 from flink_build import MAIN, classpath
 
 from workbench.exceptions import WorkbenchError
-from workbench.spark import GC
+from workbench.runtime.spark import GC
 
 TAG = "@flinkbench "
 _OPENS = [

@@ -1,6 +1,6 @@
 """The demo generator's speed: events a second per kind, as a multiple of the demo's rate.
 
-`workbench demo` and `workbench load` pace the seeded :class:`~workbench.generator.Generator`
+`workbench demo` and `workbench load` pace the seeded :class:`~workbench.dev.generator.Generator`
 to the wall clock, so it must make events many times faster than they are sent. Each kind
 is taken once to warm up, then ``--events`` per kind, best of ``--rounds``; CPU time of
 this process, so the figure is the generator's own cost.
@@ -14,8 +14,8 @@ import argparse
 import time
 from datetime import UTC, datetime
 
-from workbench.demo import DemoOptions
-from workbench.generator import MESSAGES, Generator
+from workbench.dev.demo import DemoOptions
+from workbench.dev.generator import MESSAGES, Generator
 
 START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 

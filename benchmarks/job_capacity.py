@@ -111,7 +111,7 @@ class Producer(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
-        from workbench.producer import publish
+        from workbench.dev.producer import publish
 
         generator = booking_preload.FastGenerator(
             seed=1, start=datetime.now(UTC), rate_per_s=self.args.rate, out_of_order_seconds=5.0
@@ -132,7 +132,7 @@ class Producer(threading.Thread):
 def spec_yaml(name: str, bootstrap: str, topic: str, out: Path, driver_memory: str) -> str:
     import yaml
 
-    from workbench.demo import spec_path
+    from workbench.dev.demo import spec_path
 
     data = yaml.safe_load(spec_path().read_text())
     stream = data["streams"][0] | {
@@ -186,7 +186,7 @@ def end_offsets(bootstrap: str, topic: str) -> dict[str, int]:
 
 def planned_offsets(checkpoint: Path, topic: str) -> dict[str, int]:
     """The end offsets of the job's last planned micro-batch (its checkpoint's offset log)."""
-    from workbench.checkpoints import QUERY
+    from workbench.streaming.checkpoints import QUERY
 
     folder = checkpoint / QUERY / "offsets"
     if not folder.is_dir():
@@ -305,7 +305,7 @@ def print_step(step: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.infra.kafka import create_topics
+    from workbench.dev.kafka import create_topics
 
     steps = [int(n) for n in args.jobs.split(",")]
     root = Path(tempfile.mkdtemp(prefix="bench-capacity-"))

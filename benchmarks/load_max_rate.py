@@ -1,7 +1,7 @@
 """The load generator's maximum rate on this machine, against a raw confluent-kafka loop.
 
-``workbench load`` publishes through :func:`workbench.producer.publish` with the seeded
-:class:`~workbench.generator.Generator`, which builds each event and encodes it with
+``workbench load`` publishes through :func:`workbench.dev.producer.publish` with the seeded
+:class:`~workbench.dev.generator.Generator`, which builds each event and encodes it with
 ``json_format.ParseDict``. Both runs publish the same ``--events`` bookings to a fresh
 topic of a throwaway broker with the same producer settings (lz4, linger 50 ms,
 idempotence, keyed): (a) the generator unpaced, as ``workbench load`` at an unreachable
@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from booking_preload import KIND, local_broker
 from confluent_kafka import Producer
 
-from workbench.generator import Generator
-from workbench.infra.kafka import LOG, create_topics
-from workbench.producer import publish
+from workbench.dev.generator import Generator
+from workbench.dev.kafka import LOG, create_topics
+from workbench.dev.producer import publish
 
 SEED = 42
 CONF = {

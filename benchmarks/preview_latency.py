@@ -49,7 +49,7 @@ from typing import Any
 import booking_preload
 import yaml
 
-from workbench.demo import spec_path
+from workbench.dev.demo import spec_path
 
 SEED = 42
 TARGET_WARM_S = 2.0
@@ -72,7 +72,7 @@ SETTLE_CELL = "import workbench.notebook as wb\nwb.background_start().join(240)"
 
 
 def install_kernel(prefix: Path, bootstrap: str) -> Path:
-    from workbench.kernel import install
+    from workbench.lab.kernel import install
 
     install(prefix=prefix, env={"WORKBENCH_BOOTSTRAP_SERVERS": bootstrap})
     return prefix / "share" / "jupyter" / "kernels"
@@ -87,7 +87,7 @@ def kernel(
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
 
-    from workbench.kernel import KERNEL_NAME
+    from workbench.lab.kernel import KERNEL_NAME
 
     specs = KernelSpecManager(kernel_dirs=[str(kernel_dirs)])
     manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
@@ -157,7 +157,7 @@ print(json.dumps({{"elapsed": p.elapsed_s, "preview": t1 - t0, "render": t2 - t1
 
 
 #: In the kernel, after the first table: its Spark start line, and when Spark was up.
-SPARK_START_CELL = """import json, workbench.spark as ws
+SPARK_START_CELL = """import json, workbench.runtime.spark as ws
 print(json.dumps({"line": ws.last_start().line(), "ready_at": ws.last_start().ready_at}))
 """
 
@@ -275,7 +275,7 @@ def main() -> None:
     parser.add_argument("--cold", type=int, default=1, help="cold kernels timed, per mode")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the broker on the way out
-    from workbench.jvm_archive import build
+    from workbench.runtime.jvm_archive import build
 
     print(f"Spark JVM class archive: {build()}")
     sys.exit(0 if run(args) else 1)

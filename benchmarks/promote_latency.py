@@ -78,7 +78,7 @@ class Run:
 def promote(served: Any, bootstrap: str, sink: dict, name: str, work: Path) -> Run:
     """``workbench promote`` as a user runs it; the run with its CLI step ends marked."""
     command = [
-        sys.executable, "-m", "workbench.cli", "promote", str(NOTEBOOK), "--team", "pricing",
+        sys.executable, "-m", "workbench.cli.main", "promote", str(NOTEBOOK), "--team", "pricing",
         "--name", name, "--server", served.url, "--token", ADMIN_TOKEN,
         "--workdir", str(work / name),
         "-p", "bootstrap_servers", bootstrap, "-p", "topic", f"promote-{name}",
@@ -196,8 +196,8 @@ def header() -> None:
 
 
 def run(args: argparse.Namespace) -> list[Run]:
-    from workbench.infra.ports import free_port
-    from workbench.infra.timeseries import InfluxServer
+    from workbench.dev.ports import free_port
+    from workbench.dev.timeseries import InfluxServer
 
     root = Path(tempfile.mkdtemp(prefix="bench-promote-"))
     runs: list[Run] = []

@@ -23,7 +23,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from workbench.generator import MESSAGES, Generator
+from workbench.dev.generator import MESSAGES, Generator
 from workbench.schemas.registry import SchemaRegistry, default_registry
 from workbench.sources.protobuf import decoded_type, decoder
 
@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--python-repeat", type=int, default=1, help="timed Python runs")
     parser.add_argument("--master", default="local[2]", help="Spark master")
     args = parser.parse_args()
-    from workbench.spark import session
+    from workbench.runtime.spark import session
 
     spark = session(master=args.master, app_name="protobuf-decode")
     try:

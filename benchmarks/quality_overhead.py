@@ -91,7 +91,7 @@ def main() -> None:
     parser.add_argument("--malformed", type=float, default=0.001)
     args = parser.parse_args()
 
-    from workbench.spark import session
+    from workbench.runtime.spark import session
 
     start = datetime.now(UTC) - timedelta(days=1)
     work = Path(tempfile.mkdtemp(prefix="bench-quality-"))

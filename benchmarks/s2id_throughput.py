@@ -101,7 +101,7 @@ def main() -> None:
     parser.add_argument("--level", type=int, default=13, help="S2 cell level")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs; the best counts")
     args = parser.parse_args()
-    from workbench.spark import session
+    from workbench.runtime.spark import session
 
     spark = session(master="local[2]", app_name="s2id-throughput")
     try:

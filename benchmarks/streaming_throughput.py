@@ -68,7 +68,7 @@ variant's physical plan.
         [--flink-gc spark|jvm-default] [--plans]
 
 Flink's JVM has the Spark driver's heap (1g) and, by default, its garbage collector
-(``workbench.spark.GC``); ``--flink-gc jvm-default`` runs it with the JVM's own (G1), as
+(``workbench.runtime.spark.GC``); ``--flink-gc jvm-default`` runs it with the JVM's own (G1), as
 Flink ships.
 """
 
@@ -98,15 +98,15 @@ import flink_sql
 import surge_pipelines as hand
 from flink_cluster import FlinkCluster, Row, read_rows
 
-from workbench.spark import GC
+from workbench.runtime.spark import GC
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-    from workbench.job import StreamingJob
     from workbench.schemas.registry import SchemaRegistry
     from workbench.spec import DaggerSpec
+    from workbench.streaming.job import StreamingJob
 
 SEED = 42
 PHASES = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")
@@ -189,7 +189,7 @@ def surge_spec(bench: Bench) -> dict[str, Any]:
     """The bundled surge spec's YAML, its stream on the bench's topic and broker."""
     import yaml
 
-    from workbench.demo import spec_path
+    from workbench.dev.demo import spec_path
 
     data: dict[str, Any] = yaml.safe_load(spec_path().read_text())
     stream = data["streams"][0] | {
@@ -203,8 +203,8 @@ def surge_spec(bench: Bench) -> dict[str, Any]:
 
 def engine_spec(bench: Bench, folder: Path) -> DaggerSpec:
     """The bundled surge spec on the bench's topic, into Parquet and Parquet dead letters."""
-    from workbench.job import with_bootstrap
     from workbench.spec import parse
+    from workbench.streaming.job import with_bootstrap
 
     data = surge_spec(bench)
     data |= {
@@ -215,7 +215,7 @@ def engine_spec(bench: Bench, folder: Path) -> DaggerSpec:
 
 
 def engine_job(bench: Bench, folder: Path) -> StreamingJob:
-    from workbench.job import StreamingJob
+    from workbench.streaming.job import StreamingJob
 
     spec = engine_spec(bench, folder)
     checkpoint = folder / "checkpoint"
@@ -240,7 +240,7 @@ def _each_batch(
     job: StreamingJob, frame: DataFrame, write: Callable[[DataFrame, int], int]
 ) -> StreamingQuery:
     """``frame`` run as the job runs its query: each micro-batch persisted, then written."""
-    from workbench.job import QUERY
+    from workbench.streaming.job import QUERY
 
     def each(batch: DataFrame, batch_id: int) -> None:
         batch = batch.persist()
@@ -699,8 +699,8 @@ def start_flink(stack: contextlib.ExitStack, root: Path, gc: str) -> FlinkCluste
 
 
 def run(args: argparse.Namespace) -> bool:
+    from workbench.runtime.spark import session
     from workbench.schemas.registry import default_registry
-    from workbench.spark import session
 
     names = variant_names(args)
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)

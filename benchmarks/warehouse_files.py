@@ -46,7 +46,7 @@ DAY_QUERY = (
 )
 STARTER = """
 import sys, time
-from workbench.spark import session
+from workbench.runtime.spark import session
 conf = {}
 if sys.argv[1] == "delta":
     from workbench.warehouse.delta import APPEND_CONF, session_conf
@@ -71,8 +71,8 @@ def start_times(repeat: int) -> dict[str, float]:
 
 
 def preload(bootstrap: str, topic: str, hours: float, rate: float, start: datetime) -> int:
-    from workbench.infra.kafka import create_topics
-    from workbench.producer import publish
+    from workbench.dev.kafka import create_topics
+    from workbench.dev.producer import publish
 
     count = int(hours * 3600 * rate)
     booking_preload.check_encoding(7, start)
@@ -89,9 +89,9 @@ def preload(bootstrap: str, topic: str, hours: float, rate: float, start: dateti
 def run_dagger(spark, bootstrap: str, topic: str, work: Path, max_offsets: int):
     import yaml
 
-    from workbench.demo import spec_path
-    from workbench.job import StreamingJob
+    from workbench.dev.demo import spec_path
     from workbench.spec import parse
+    from workbench.streaming.job import StreamingJob
 
     data = yaml.safe_load(spec_path().read_text())
     data["streams"][0] |= {
@@ -158,7 +158,7 @@ def day_query(spark, path: Path, day: str, repeat: int) -> tuple[float, list]:
 
 
 def summary(name: str, parts: list) -> str:
-    from workbench.cli_warehouse import human
+    from workbench.cli.warehouse import human
 
     files = [p.files for p in parts]
     sizes = [p.bytes for p in parts]
@@ -179,8 +179,8 @@ def main() -> None:
     parser.add_argument("--target-size", default="128MB")
     args = parser.parse_args()
 
-    from workbench.cli_warehouse import files_table
-    from workbench.spark import session
+    from workbench.cli.warehouse import files_table
+    from workbench.runtime.spark import session
     from workbench.warehouse.compaction import compact, parse_size
     from workbench.warehouse.delta import APPEND_CONF, session_conf
     from workbench.warehouse.layout import partitions

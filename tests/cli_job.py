@@ -15,7 +15,7 @@ class Job:
     def __init__(self, spec_file, log):
         self.lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli", "run", str(spec_file)],
+            [sys.executable, "-m", "workbench.cli.main", "run", str(spec_file)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -48,7 +48,7 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture(scope="session")
 def spark():
-    from workbench.spark import session
+    from workbench.runtime.spark import session
 
     spark = session(app_name="workbench-tests")
     yield spark

@@ -10,8 +10,8 @@ import pytest
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
-    from workbench.infra.kafka import Broker
-    from workbench.infra.ports import free_ports
+    from workbench.dev.kafka import Broker
+    from workbench.dev.ports import free_ports
 
     port, controller_port = free_ports(2)
     broker = Broker(tmp_path_factory.mktemp("kafka"), port, controller_port)

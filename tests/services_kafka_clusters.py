@@ -13,8 +13,8 @@ import pytest
 
 @pytest.fixture(scope="module")
 def kafka_cluster3(tmp_path_factory):
-    from workbench.infra.broker_cluster import BrokerCluster
-    from workbench.infra.ports import free_ports
+    from workbench.dev.broker_cluster import BrokerCluster
+    from workbench.dev.ports import free_ports
 
     ports = free_ports(6)
     pairs = [(ports[i], ports[i + 1]) for i in range(0, 6, 2)]
@@ -29,9 +29,9 @@ def kafka_mirror(tmp_path_factory):
     """Two single-broker clusters, ``primary`` and ``standby``, and MirrorMaker 2 copying
     the topics ``mirrored-.*`` and the offsets of the groups ``workbench-.*`` from the
     first into the second. A test that kills the primary starts it again."""
-    from workbench.infra.kafka import Broker
-    from workbench.infra.mirror import Mirror, Side
-    from workbench.infra.ports import free_ports
+    from workbench.dev.kafka import Broker
+    from workbench.dev.mirror import Mirror, Side
+    from workbench.dev.ports import free_ports
 
     folder = tmp_path_factory.mktemp("mirror")
     ports = free_ports(4)

@@ -11,7 +11,7 @@ import pytest
 @pytest.fixture(scope="session")
 def workbench_kernel(tmp_path_factory):
     """The kernel's name, installed for this session."""
-    from workbench.kernel import KERNEL_NAME, install
+    from workbench.lab.kernel import KERNEL_NAME, install
 
     prefix = tmp_path_factory.mktemp("kernel-prefix")
     install(prefix=prefix)

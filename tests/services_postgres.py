@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.infra.ports import HOST, free_port
+from workbench.dev.ports import HOST, free_port
 
 
 def _bin(name: str) -> str:

@@ -9,8 +9,8 @@ import pytest
 
 @pytest.fixture(scope="module")
 def spark_cluster(tmp_path_factory):
-    """A running :class:`~workbench.infra.spark.SparkCluster`; ``.status().master_url``."""
-    from workbench.infra.spark import SparkCluster
+    """A running :class:`~workbench.dev.spark.SparkCluster`; ``.status().master_url``."""
+    from workbench.dev.spark import SparkCluster
 
     cluster = SparkCluster(tmp_path_factory.mktemp("spark"), workers=2, cores=1, memory="1g")
     cluster.start()

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.infra.ports import free_port
-from workbench.infra.timeseries import InfluxServer, VictoriaMetrics
+from workbench.dev.ports import free_port
+from workbench.dev.timeseries import InfluxServer, VictoriaMetrics
 
 
 @pytest.fixture(scope="session")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import yaml
 
-from workbench.demo import spec_path
-from workbench.generator import Generator
-from workbench.infra.kafka import create_topics
-from workbench.producer import publish
+from workbench.dev.demo import spec_path
+from workbench.dev.generator import Generator
+from workbench.dev.kafka import create_topics
+from workbench.dev.producer import publish
 from workbench.spec import parse
 
 #: Two hours ago on the hour: in the past, since VictoriaMetrics drops points in the future.

@@ -20,7 +20,7 @@ def test_bad_input_gives_one_clear_error(case, tmp_path):
         return text.replace("{bad}", str(BAD)).replace("{tmp}", str(tmp_path))
 
     proc = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", *map(fill, case["args"])],
+        [sys.executable, "-m", "workbench.cli.main", *map(fill, case["args"])],
         capture_output=True,
         text=True,
         timeout=300,

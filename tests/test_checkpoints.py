@@ -17,10 +17,10 @@ import pytest
 from cli_runner import workbench
 from streaming import SURGE_SQL, new_topic, publish_events, surge_spec
 
-from workbench import checkpoints
+from workbench.dev.kafka import create_topics
 from workbench.exceptions import CheckpointMismatchError, KafkaClusterChangedError
-from workbench.infra.kafka import create_topics
-from workbench.job import StreamingJob, default_checkpoint, with_bootstrap
+from workbench.streaming import checkpoints
+from workbench.streaming.job import StreamingJob, default_checkpoint, with_bootstrap
 
 STATELESS_SQL = "SELECT order_number, event_timestamp AS window_timestamp FROM booking"
 

@@ -68,7 +68,7 @@ def test_validate_accepts_the_demo_spec():
 def test_spark_output_goes_to_the_cli_log_not_the_terminal(tmp_path):
     env = {**os.environ, "WORKBENCH_HOME": str(make_home(tmp_path))}  # its own: a fresh log
     quiet = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "validate", str(SURGE)],
+        [sys.executable, "-m", "workbench.cli.main", "validate", str(SURGE)],
         capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert quiet.returncode == 0, quiet.stderr
@@ -76,7 +76,7 @@ def test_spark_output_goes_to_the_cli_log_not_the_terminal(tmp_path):
     log = (tmp_path / "logs" / "spark-cli.log").read_text()
     assert "Setting default log level" in log
     loud = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "validate", str(SURGE)],
+        [sys.executable, "-m", "workbench.cli.main", "validate", str(SURGE)],
         capture_output=True, text=True, timeout=600,
         env={**env, "WORKBENCH_SPARK_LOG": "stderr"},
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""``workbench schemas check | publish | versions`` (:mod:`workbench.cli_schemas`): exit 1
+"""``workbench schemas check | publish | versions`` (:mod:`workbench.cli.schemas`): exit 1
 and one line per breaking change, 0 for a compatible change, ``--json``, registry versions
 as ``@N``, ``@latest`` and ``@bundled``."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cli import main
+from workbench.cli.main import main
 
 COMPAT = Path(__file__).resolve().parent / "fixtures" / "schemas" / "compat"
 

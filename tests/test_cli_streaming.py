@@ -6,7 +6,7 @@ from cli_runner import workbench
 from readback import kafka_messages
 from streaming import new_topic, publish_events, surge_spec
 
-from workbench.infra.ports import free_port_run
+from workbench.dev.ports import free_port_run
 from workbench.schemas import default_registry
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.cli import main
+from workbench.cli.main import main
 
 
 @pytest.mark.parametrize("command", ["files", "compact", "vacuum"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from workbench import spec as spec_module
-from workbench.dagger_import import import_job, import_properties
+from workbench.dagger_import.convert import import_job, import_properties
 from workbench.exceptions import SpecError, UnsupportedDaggerError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dagger"
@@ -180,5 +180,8 @@ def test_an_event_time_field_that_is_not_a_time_is_refused(tmp_path):
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "workbench.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )

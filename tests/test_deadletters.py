@@ -8,9 +8,9 @@ from geo_reference import surge_windows
 from readback import kafka_messages
 from streaming import closed, new_topic, publish_events, surge_rows, surge_spec
 
-from workbench.deadletters import COLUMNS
-from workbench.job import StreamingJob
 from workbench.sinks.dead_parquet import _arrow_schema
+from workbench.streaming.deadletters import COLUMNS
+from workbench.streaming.job import StreamingJob
 
 
 def test_dead_letters_to_kafka_keep_bytes_offsets_and_errors(spark, kafka_broker, tmp_path):

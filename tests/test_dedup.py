@@ -14,12 +14,12 @@ from datetime import timedelta
 import pytest
 from streaming import START, new_topic, publish_events, surge_spec
 
+from workbench.dev.generator import write_jsonl
 from workbench.exceptions import SpecError
-from workbench.generator import write_jsonl
-from workbench.job import StreamingJob
-from workbench.preview import preview
-from workbench.replay import replay
-from workbench.sampling import sample
+from workbench.lab.preview import preview
+from workbench.lab.replay import replay
+from workbench.lab.sampling import sample
+from workbench.streaming.job import StreamingJob
 
 SQL = "SELECT order_number, customer_id, rowtime AS event_time FROM booking"
 
@@ -79,7 +79,7 @@ def test_without_the_event_time_among_the_columns_says_what_to_add(spark, kafka_
 
 
 def test_replay_keeps_one_row_per_key(spark, tmp_path):
-    from workbench.generator import Generator
+    from workbench.dev.generator import Generator
 
     bookings = Generator(seed=9, start=START, rate_per_s=5).take("bookings", 200)
     write_jsonl(tmp_path / "booking.jsonl", bookings + bookings[:50])

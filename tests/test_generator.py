@@ -13,8 +13,7 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
-from workbench.exceptions import UnknownNameError
-from workbench.generator import (
+from workbench.dev.generator import (
     HOTSPOTS,
     MESSAGES,
     METRO,
@@ -24,6 +23,7 @@ from workbench.generator import (
     nearest_area,
     write_jsonl,
 )
+from workbench.exceptions import UnknownNameError
 from workbench.schemas import default_registry
 
 START = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)

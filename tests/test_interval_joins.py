@@ -8,12 +8,12 @@ from collections import Counter
 import pytest
 from streaming import START, new_topic
 
-from workbench.generator import Generator, write_jsonl
-from workbench.job import StreamingJob
-from workbench.producer import publish
+from workbench.dev.generator import Generator, write_jsonl
+from workbench.dev.producer import publish
 from workbench.rowtime import with_rowtime
 from workbench.sources import bounded
 from workbench.spec import parse
+from workbench.streaming.job import StreamingJob
 
 JOINS = {
     "between": """

@@ -27,11 +27,11 @@ from streaming import (
     to_ms,
 )
 
-from workbench.generator import Generator, encode, iso, write_jsonl
-from workbench.job import StreamingJob
-from workbench.producer import publish
-from workbench.replay import replay
+from workbench.dev.generator import Generator, encode, iso, write_jsonl
+from workbench.dev.producer import publish
+from workbench.lab.replay import replay
 from workbench.spec import parse
+from workbench.streaming.job import StreamingJob
 
 
 def test_generator_to_every_sink(spark, kafka_broker, influxdb_v1, victoria_metrics, tmp_path):
@@ -242,7 +242,7 @@ def test_early_updates_rewrite_windows_until_final(spark, kafka_broker, influxdb
 
 
 def test_with_bootstrap_moves_every_kafka_address_and_nothing_else(tmp_path):
-    from workbench.job import with_bootstrap
+    from workbench.streaming.job import with_bootstrap
 
     spec = parse(
         {
@@ -332,8 +332,8 @@ def test_stopping_now_leaves_a_query_whose_broker_is_gone_to_the_process_end(spa
     (a Kafka failover) waits ``abandon_after_s`` for it, no longer, and says so."""
     from polling import wait_for
 
-    from workbench.infra.kafka import Broker
-    from workbench.infra.ports import free_ports
+    from workbench.dev.kafka import Broker
+    from workbench.dev.ports import free_ports
 
     broker = Broker(tmp_path / "kafka", *free_ports(2))
     broker.start()
@@ -364,9 +364,10 @@ def test_stopping_now_leaves_a_query_whose_broker_is_gone_to_the_process_end(spa
 
 
 def stopping() -> bool:
-    """Whether a stop of a query left behind (:func:`workbench.job._stopped_within`) runs."""
+    """Whether a stop of a query left behind (:func:`workbench.streaming.job._stopped_within`)
+    runs."""
     import threading
 
-    from workbench.job import STOP_THREAD
+    from workbench.streaming.job import STOP_THREAD
 
     return any(t.name == STOP_THREAD and t.is_alive() for t in threading.enumerate())

@@ -7,10 +7,10 @@ import os
 import subprocess
 import sys
 
-from workbench import jvm_log
+from workbench.runtime import jvm_log
 
 START_SPARK = """
-from workbench.spark import session
+from workbench.runtime.spark import session
 spark = session()
 try:
     spark.sql("SELECT nope").collect()

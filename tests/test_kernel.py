@@ -15,8 +15,8 @@ import pytest
 from geo_reference import surge_windows
 from streaming import SURGE_SQL, new_topic, publish_events
 
-from workbench.cli import main
-from workbench.kernel import DISPLAY_NAME, KERNEL_NAME
+from workbench.cli.main import main
+from workbench.lab.kernel import DISPLAY_NAME, KERNEL_NAME
 from workbench.notebook import START_ENV
 
 TIMEOUT = 300
@@ -89,7 +89,7 @@ def test_jupyter_lists_the_kernel(installed):
 
 
 BACKGROUND_START = """
-import workbench.notebook as wb, workbench.spark as ws
+import workbench.notebook as wb, workbench.runtime.spark as ws
 start = wb.background_start()
 print(start is not None and start.begun and ws.last_start() is None)
 start.join(240)  # the start, then the preview warm-up
@@ -242,7 +242,7 @@ def test_readme_commands_are_make_targets_that_run(installed, tmp_path):
     import time
     import urllib.request
 
-    from workbench.infra.ports import free_ports
+    from workbench.dev.ports import free_ports
 
     readme = (ROOT / "docs" / "notebooks.md").read_text()
     notebooks = readme.split("## Notebooks", 1)[1].split("```")[1]

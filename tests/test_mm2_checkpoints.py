@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from workbench.exceptions import WorkbenchError
-from workbench.mm2_checkpoints import Checkpoint, decode, topic_of, translate
+from workbench.kafka.mm2 import Checkpoint, decode, topic_of, translate
 
 
 def string(text: str) -> bytes:

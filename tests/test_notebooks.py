@@ -15,9 +15,9 @@ import pytest
 from geo_reference import s2_id, surge_windows
 from streaming import START, surge_rows, to_ms
 
-from workbench.generator import Generator
+from workbench.dev.generator import Generator
+from workbench.lab.scaffold import EXAMPLES
 from workbench.notebook.examples import demo_events
-from workbench.scaffold import EXAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS, SEED, RATE = 2400, 13, 20.0
@@ -171,7 +171,7 @@ def test_api_health_notebook(run_example):
 
 def test_template_previews(kafka_broker, workbench_kernel, tmp_path):
     """The template samples and previews (test_promote.py promotes it)."""
-    from workbench.cli import main
+    from workbench.cli.main import main
 
     assert main(["new", "hotspots", "--dir", str(tmp_path)]) == 0
     notebook = tmp_path / "hotspots.ipynb"

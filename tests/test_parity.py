@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.parity import compare
+from workbench.lab.parity import compare
 
 TS_PANDAS = "2026-11-24T13:01:00.000000"  # DataFrame.to_json(date_format="iso", date_unit="us")
-TS_SPARK = "2026-11-24T13:01:00.000Z"  # workbench.results.TIMESTAMP_FORMAT
+TS_SPARK = "2026-11-24T13:01:00.000Z"  # workbench.lab.results.TIMESTAMP_FORMAT
 
 CASES = [
     ("same rows in another order",

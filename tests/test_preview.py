@@ -14,10 +14,10 @@ import pytest
 from geo_reference import surge_windows
 from streaming import SURGE_SQL, new_topic, publish_events, surge_rows, surge_spec
 
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.exceptions import SqlError
-from workbench.preview import preview
-from workbench.sampling import sample
+from workbench.lab.preview import preview
+from workbench.lab.sampling import sample
 from workbench.schemas import default_registry
 
 MESSAGE = "esb.booking.BookingLogMessage"

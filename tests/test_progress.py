@@ -10,7 +10,7 @@ from polling import wait_for
 from pyspark.errors.exceptions import captured
 from pyspark.sql import functions
 
-from workbench.progress import ProgressListener, Totals
+from workbench.streaming.progress import ProgressListener, Totals
 
 
 def test_each_batch_is_reported_without_a_java_exception(spark, monkeypatch):

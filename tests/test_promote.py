@@ -19,8 +19,8 @@ from streaming import START, SURGE_SQL, surge_rows
 from test_notebooks import events_of
 
 from workbench.exceptions import ParityError, PromoteError, StreamInPromoteError
+from workbench.lab.parity import read_jsonl
 from workbench.notebook.examples import demo_events
-from workbench.parity import read_jsonl
 from workbench.promote import _name_of, check_parity, prepare
 from workbench.spec import parse
 
@@ -35,7 +35,7 @@ def example_params(broker, topic: str, **more) -> dict:
 
 def code_notebook(path: Path, *cells: str, parameters: str = "bootstrap = None") -> Path:
     """A notebook on the workbench kernel: a parameters cell, then ``cells``."""
-    from workbench.scaffold import KERNEL
+    from workbench.lab.scaffold import KERNEL
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = KERNEL
@@ -88,7 +88,7 @@ def test_surge_pricing_notebook_promotes_as_it_is(spark, kafka_broker, workbench
 
 
 def test_template_promotes_as_it_is(kafka_broker, workbench_kernel, tmp_path):
-    from workbench.cli import main
+    from workbench.cli.main import main
 
     assert main(["new", "hotspots", "--dir", str(tmp_path)]) == 0
     topic = f"promote-{uuid.uuid4().hex[:8]}"
@@ -148,18 +148,20 @@ def test_a_stream_started_in_the_notebook_is_refused(workbench_kernel, tmp_path)
     notebook = code_notebook(
         tmp_path / "runs.ipynb",
         USE_SURGE,
-        "from workbench.job import StreamingJob\n\nStreamingJob(spec).start()",
+        "from workbench.streaming.job import StreamingJob\n\nStreamingJob(spec).start()",
         parameters="bootstrap = '127.0.0.1:1'\ntopic = 't'",
     )
     with pytest.raises(PromoteError) as err:
         prepare(notebook, kernel=workbench_kernel, workdir=tmp_path / "work")
-    assert "failed under papermill in the cell `from workbench.job import" in str(err.value)
+    assert "failed under papermill in the cell `from workbench.streaming.job import" in str(
+        err.value
+    )
     assert "the stream never runs inside papermill" in str(err.value)
 
 
 def test_streaming_job_start_refuses_in_promote_mode(monkeypatch, tmp_path):
-    from workbench.job import StreamingJob
     from workbench.notebook.examples import bundled
+    from workbench.streaming.job import StreamingJob
 
     monkeypatch.setenv("WORKBENCH_PROMOTE_DIR", str(tmp_path))
     job = StreamingJob(bundled("surge-pricing"), checkpoint=tmp_path / "checkpoint")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.cli import build_parser
+from workbench.cli.main import build_parser
 from workbench.udfs import UDFS
 
 README = (Path(__file__).parent.parent / "README.md").read_text()

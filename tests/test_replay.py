@@ -20,8 +20,8 @@ import yaml
 from geo_reference import haversine_km
 
 import workbench
-from workbench.generator import Generator, write_jsonl
-from workbench.replay import replay
+from workbench.dev.generator import Generator, write_jsonl
+from workbench.lab.replay import replay
 
 SPEC = Path(workbench.__file__).parent / "data" / "daggers" / "surge-pricing.yaml"
 START = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
@@ -86,7 +86,7 @@ def rows(path: Path, *columns: str) -> Counter:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "workbench.cli", "replay", *args]
+    cmd = [sys.executable, "-m", "workbench.cli.main", "replay", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 

@@ -27,8 +27,8 @@ from streaming import (
     surge_spec,
 )
 
-from workbench.generator import Generator
-from workbench.producer import publish
+from workbench.dev.generator import Generator
+from workbench.dev.producer import publish
 
 
 def test_sigkill_and_broker_restart_lose_and_double_nothing(

@@ -43,7 +43,7 @@ def test_replay_joins_at_millisecond_precision(tmp_path):
     query.write_text(SQL)
     out = tmp_path / "out.jsonl"
     a, b = write(tmp_path / "a", "a", A), write(tmp_path / "b", "b", B)
-    cmd = [sys.executable, "-m", "workbench.cli", "replay", "--sql", str(query)]
+    cmd = [sys.executable, "-m", "workbench.cli.main", "replay", "--sql", str(query)]
     cmd += ["--table", f"a={a}", "--table", f"b={b}", "--rowtime-field", "ts", "--out", str(out)]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr

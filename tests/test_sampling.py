@@ -14,7 +14,7 @@ import pytest
 from streaming import new_topic, publish_events
 
 from workbench.exceptions import UnknownNameError
-from workbench.sampling import Sample, SampleError, sample
+from workbench.lab.sampling import Sample, SampleError, sample
 from workbench.spec import StreamSpec
 
 MESSAGE = "esb.booking.BookingLogMessage"

@@ -140,7 +140,7 @@ def _umask() -> int:
 
 
 def test_the_file_system_jar_joins_the_class_paths_after_yours_and_only_when_used():
-    from workbench.spark import LOCAL_FILES, file_system_classpath
+    from workbench.runtime.spark import LOCAL_FILES, file_system_classpath
     from workbench.udfs.jvm import local_files_jar
 
     jar = str(local_files_jar())
@@ -163,12 +163,12 @@ def test_exiting_after_python_tasks_prints_no_accumulator_traceback(tmp_path: Pa
 
     script = tmp_path / "python_tasks.py"
     script.write_text(
-        "from workbench.spark import session\n"
+        "from workbench.runtime.spark import session\n"
         "spark = session(app_name='python-tasks')\n"
         "rows = spark.range(10).mapInArrow(lambda batches: batches, 'id long').collect()\n"
         "print(len(rows))\n"
-        "import time, workbench.spark\n"
-        "workbench.spark.shutdown()  # as at exit, and then time for the server to read\n"
+        "import time, workbench.runtime.spark\n"
+        "workbench.runtime.spark.shutdown()  # as at exit, and then time for the server to read\n"
         "time.sleep(2)\n"
     )
     done = subprocess.run(

@@ -9,9 +9,9 @@ import json
 import pytest
 from streaming import new_topic, publish_events, surge_spec
 
-from workbench import spark_conf
 from workbench.exceptions import SparkConfError
-from workbench.job import StreamingJob
+from workbench.runtime import spark_conf
+from workbench.streaming.job import StreamingJob
 
 PARTITIONS = "spark.sql.shuffle.partitions"
 

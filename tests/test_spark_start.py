@@ -10,7 +10,7 @@ import pytest
 
 import workbench.notebook as wb
 from workbench.exceptions import SparkStartError
-from workbench.spark_start import BackgroundStart, StartTimes
+from workbench.runtime.spark_start import BackgroundStart, StartTimes
 
 
 def test_the_start_line_names_each_phase():
@@ -59,8 +59,8 @@ def test_the_notebook_raises_the_background_error_then_starts_again(monkeypatch)
 
 
 def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, tmp_path):
-    from workbench import jvm_archive
-    from workbench.spark import driver_java_options
+    from workbench.runtime import jvm_archive
+    from workbench.runtime.spark import driver_java_options
 
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
     monkeypatch.delenv(jvm_archive.ENV, raising=False)
@@ -75,7 +75,7 @@ def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, t
 
 
 def test_drivers_compile_with_both_jits_unless_told_quick(monkeypatch):
-    from workbench.spark import QUICK_JIT, driver_java_options, short_lived_conf
+    from workbench.runtime.spark import QUICK_JIT, driver_java_options, short_lived_conf
 
     monkeypatch.delenv("WORKBENCH_JIT", raising=False)
     assert QUICK_JIT not in driver_java_options()  # a job's stream needs C2
@@ -87,7 +87,7 @@ def test_drivers_compile_with_both_jits_unless_told_quick(monkeypatch):
 
 
 def test_every_spark_jvm_collects_garbage_with_the_parallel_collector(monkeypatch):
-    from workbench.spark import GC, driver_java_options, executor_java_options
+    from workbench.runtime.spark import GC, driver_java_options, executor_java_options
 
     assert GC == "-XX:+UseParallelGC"
     for quick in (True, False):

@@ -7,7 +7,7 @@ import pytest
 from specfiles import spec_file
 
 from workbench.exceptions import SpecError, StreamingPlanError
-from workbench.validate import validate
+from workbench.streaming.validate import validate
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.durations import spark_interval
-from workbench.jvm_log import hush_pyspark_loggers
+from workbench.runtime.jvm_log import hush_pyspark_loggers
 from workbench.sql import Translation, translate
 from workbench.sql.analysis import to_sql_error
 

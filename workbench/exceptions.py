@@ -111,7 +111,8 @@ class ReplayInputError(WorkbenchError):
 
 class UnsupportedDaggerError(WorkbenchError):
     """A Dagger job uses features a spec cannot express; ``dropped`` lists every key left
-    out (:class:`workbench.dagger_keys.Dropped`), those with ``unsupported`` in the message."""
+    out (:class:`workbench.dagger_import.keys.Dropped`), those with ``unsupported`` in the
+    message."""
 
     def __init__(self, source: str, dropped: list):
         self.dropped = dropped

@@ -1,7 +1,7 @@
 """Spec kinds: a spec's ``kind`` names how it is parsed, hashed and run.
 
 ``dagger`` (the default: every spec without ``kind``) is a :class:`~workbench.spec.DaggerSpec`
-run by :class:`~workbench.job.StreamingJob`; ``quality`` a
+run by :class:`~workbench.streaming.job.StreamingJob`; ``quality`` a
 :class:`~workbench.quality.spec.QualitySpec` run by
 :class:`~workbench.quality.job.QualityJob`. Each kind registers a :class:`Kind`; callers
 ask :data:`KINDS` (``parse``, ``load``, ``job_class``, ``shape_hash``, ``check``) instead of
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from workbench.exceptions import SpecError
 
 if TYPE_CHECKING:
-    from workbench.job import StreamingJob
     from workbench.quality.spec import QualitySpec
     from workbench.schemas import SchemaRegistry
     from workbench.spec import DaggerSpec
+    from workbench.streaming.job import StreamingJob
 
     AnySpec: TypeAlias = "DaggerSpec | QualitySpec"
 
@@ -108,10 +108,10 @@ KINDS.add(
     Kind(
         "dagger",
         "workbench.spec",
-        "workbench.job:StreamingJob",
-        "workbench.checkpoints:spec_hash",
-        "workbench.validate:check_names",
-        "workbench.validate:check",
+        "workbench.streaming.job:StreamingJob",
+        "workbench.streaming.checkpoints:spec_hash",
+        "workbench.streaming.validate:check_names",
+        "workbench.streaming.validate:check",
     )
 )
 KINDS.add(

@@ -6,8 +6,8 @@ in the kernel's environment, so :mod:`workbench.notebook` records the spec, the 
 preview's samples and rows (:mod:`workbench.notebook.promoting`) and no stream starts.
 The executed notebook is the version's record (its bytes and sha256). Then the **parity
 check**: the saved samples run through the production plan with the promoted spec
-(:func:`workbench.replay.replay_samples`, i.e. ``workbench replay SPEC --sample ...``) and
-the rows must equal the preview's (:mod:`workbench.parity`); a difference raises
+(:func:`workbench.lab.replay.replay_samples`, i.e. ``workbench replay SPEC --sample ...``) and
+the rows must equal the preview's (:mod:`workbench.lab.parity`); a difference raises
 :class:`~workbench.exceptions.ParityError` listing the rows. A notebook that ran no preview
 is refused (:class:`~workbench.exceptions.PromoteError`): the check needs one.
 
@@ -31,8 +31,8 @@ from typing import Any
 
 import yaml
 
-from workbench import parity
 from workbench.exceptions import ParityError, PromoteError, UnknownNameError, clip
+from workbench.lab import parity
 from workbench.notebook import promoting
 
 Emit = Callable[[str], None] | None
@@ -285,8 +285,8 @@ def _kernel_replay(record: Path) -> dict[str, Any] | None:
 
 
 def _replay(spec: Any, record: Path, out: Path) -> dict[str, Any]:
-    from workbench.replay import replay_samples
-    from workbench.spark import session
+    from workbench.lab.replay import replay_samples
+    from workbench.runtime.spark import session
 
     t0 = time.perf_counter()
     samples = sorted((record / promoting.SAMPLES_DIR).glob("*.json"))

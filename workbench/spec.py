@@ -117,7 +117,7 @@ class DeadLetterSpec(_Model):
 
 class DeduplicateSpec(_Model):
     """Each key of the result once within a span of event time (Dagger's
-    DeDuplicationTransformer); see :mod:`workbench.dedup`."""
+    DeDuplicationTransformer); see :mod:`workbench.streaming.dedup`."""
 
     keys: list[str] = Field(min_length=1, description="output columns that identify a row")
     within: str | int = Field(description="how long a key is remembered, in event time")

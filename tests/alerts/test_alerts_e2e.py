@@ -19,9 +19,9 @@ from streaming import START, closed, event_ms, new_topic, publish_events, surge_
 from workbench.alerts.rules import AlertRule
 from workbench.alerts.state import Evaluator, fingerprint
 from workbench.alerts.testfire import AlertTest, evaluate
-from workbench.generator import Generator, encode
-from workbench.replay import sample_plan
-from workbench.sampling import sample
+from workbench.dev.generator import Generator, encode
+from workbench.lab.replay import sample_plan
+from workbench.lab.sampling import sample
 
 PD_KEY = "R0UTINGKEY0123456789abcdef012345"  # the PagerDuty integration's key (a secret)
 HOT_POINT = {"pickup_lat": -6.1754, "pickup_long": 106.8272}  # one S2 cell, bikes only

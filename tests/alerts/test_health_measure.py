@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from workbench.alerts.health import HealthWatch
+from workbench.alertmanager.health import HealthWatch
 from workbench.jobs.db import Job, Run
 
 

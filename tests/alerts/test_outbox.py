@@ -9,9 +9,9 @@ import pytest
 from alertkit import rule
 from jobkit import make_config
 
-from workbench.alerts import outbox
+from workbench.alertmanager import outbox
+from workbench.alertmanager.tables import AlertRow, OutboxRow
 from workbench.alerts.rules import AlertRule
-from workbench.alerts.tables import AlertRow, OutboxRow
 from workbench.jobs.db import Job, now, open_database
 
 

@@ -7,8 +7,8 @@ import yaml
 
 from workbench import spec
 from workbench.alerts.rules import AlertRule, check_columns, parse_health, render
-from workbench.checkpoints import spec_hash
 from workbench.exceptions import SpecError
+from workbench.streaming.checkpoints import spec_hash
 
 BASE = {
     "name": "surge",

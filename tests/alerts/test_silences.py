@@ -8,8 +8,8 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from workbench.alerts import silences
-from workbench.alerts.tables import Silence
+from workbench.alertmanager import silences
+from workbench.alertmanager.tables import Silence
 from workbench.exceptions import JobForbiddenError, JobServiceError, SilenceNotFoundError
 from workbench.jobs import authz
 from workbench.jobs.db import migrate, open_database

@@ -13,8 +13,8 @@ from streaming import START, SURGE_SQL
 from workbench.alerts.rules import AlertRule
 from workbench.alerts.state import Evaluator, Transition, fingerprint
 from workbench.alerts.testfire import AlertTest, evaluate, rules_of
+from workbench.dev.generator import Generator, write_jsonl
 from workbench.exceptions import SpecError, WorkbenchError
-from workbench.generator import Generator, write_jsonl
 
 MIN = 60_000
 HOT = {
@@ -88,7 +88,7 @@ def bookings():
 
 
 def test_evaluate_over_result_rows_matches_the_windows_by_hand(spark, bookings, tmp_path):
-    from workbench.replay import plan_recordings
+    from workbench.lab.replay import plan_recordings
     from workbench.spec import parse
 
     write_jsonl(tmp_path / "booking.jsonl", bookings)

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import flink_sql  # noqa: E402
 from flink_cluster import epoch_ms  # noqa: E402
 
-from workbench.demo import spec_path  # noqa: E402
+from workbench.dev.demo import spec_path  # noqa: E402
 from workbench.schemas.registry import default_registry  # noqa: E402
 
 MESSAGE = "esb.booking.BookingLogMessage"

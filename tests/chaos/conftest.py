@@ -12,8 +12,8 @@ import pytest
 def proxied_broker(tmp_path_factory):
     """(broker, proxy): faults healed after each use by the tests that set them."""
     from workbench.chaos.proxy import FaultProxy
-    from workbench.infra.kafka import Broker
-    from workbench.infra.ports import HOST, free_ports
+    from workbench.dev.kafka import Broker
+    from workbench.dev.ports import HOST, free_ports
 
     port, controller_port, proxy_port = free_ports(3)
     proxy = FaultProxy((HOST, port), port=proxy_port).start()

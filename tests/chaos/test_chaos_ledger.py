@@ -25,7 +25,7 @@ from workbench.chaos.ledger import (
 )
 from workbench.chaos.load import LoadPlan, drive
 from workbench.chaos.scenario import InfluxSink
-from workbench.generator import MESSAGES
+from workbench.dev.generator import MESSAGES
 from workbench.schemas.registry import default_registry
 
 WINDOW_S = 2.0

@@ -13,8 +13,8 @@ import pytest
 from polling import wait_for
 
 from workbench.chaos.proxy import FaultProxy
+from workbench.dev.ports import HOST
 from workbench.exceptions import ChaosError
-from workbench.infra.ports import HOST
 
 
 class _Echo(socketserver.BaseRequestHandler):

@@ -14,7 +14,7 @@ from workbench.chaos.faults import FAULTS, Fault
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.runner import run_scenario
 from workbench.chaos.scenario import Scenario
-from workbench.infra.kafka import broker_ids, list_topics
+from workbench.dev.kafka import broker_ids, list_topics
 
 
 def scenario(topic: str, fault: str, params: dict, downtime: str = "2s") -> Scenario:
@@ -75,7 +75,7 @@ def test_sigterm_mid_fault_reverts_it(chaos_broker, tmp_path):
         from workbench.chaos.journal import RevertJournal
         from workbench.chaos.runner import run_scenario
         from workbench.chaos.scenario import Scenario
-        from workbench.infra.kafka import Broker
+        from workbench.dev.kafka import Broker
         broker = Broker({str(broker.state_dir)!r}, {broker.port}, {broker.controller_port},
                         advertised_port={broker.advertised_port})
         load = {{"topic": "chaos-sigterm", "message": "bookings", "rate": 50, "duration": "60s"}}

@@ -17,7 +17,7 @@ from workbench.chaos.env import ChaosEnv, brokers_in
 from workbench.chaos.faults import FAULTS
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.standing_proxy import RECORD, standing
-from workbench.infra.ports import free_port, free_port_run
+from workbench.dev.ports import free_port, free_port_run
 
 
 def test_a_standing_proxy_serves_the_advertised_port_and_takes_faults(tmp_path):
@@ -32,7 +32,8 @@ def test_a_standing_proxy_serves_the_advertised_port_and_takes_faults(tmp_path):
         assert f"advertises 127.0.0.1:{advertised}" in up.stdout and "topics ready" in up.stdout
         assert [b.advertised_port for b in brokers_in(state)] == [advertised]
         proxy_proc = subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli", "chaos", "proxy", "--kafka-dir", str(state)],
+            [sys.executable, "-m", "workbench.cli.main", "chaos", "proxy"]
+            + ["--kafka-dir", str(state)],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         deadline = time.monotonic() + 30

@@ -11,7 +11,7 @@ import sys
 from jobs.service_process import test_home as make_home
 
 from workbench.chaos.journal import RevertJournal
-from workbench.infra.kafka import broker_ids
+from workbench.dev.kafka import broker_ids
 
 SCENARIO = """
 name: kill-under-load
@@ -34,7 +34,7 @@ def test_chaos_run_kills_and_restarts_the_broker_and_writes_the_report(chaos_bro
     scenario = tmp_path / "scenario.yaml"
     scenario.write_text(SCENARIO)
     done = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "chaos", "run", str(scenario),
+        [sys.executable, "-m", "workbench.cli.main", "chaos", "run", str(scenario),
          "--kafka-dir", str(broker.state_dir), "--report", str(tmp_path / "report")],
         capture_output=True, text=True, timeout=300,
         env={**os.environ, "WORKBENCH_HOME": str(home)},

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from geo_reference import surge_windows
 
-from workbench.generator import Generator
+from workbench.dev.generator import Generator
 from workbench.sinks.influx import InfluxConfig
 from workbench.sinks.influx_writer import InfluxWriter
 

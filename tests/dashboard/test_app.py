@@ -14,8 +14,8 @@ from workbench.atlas import cells
 from workbench.dashboard import notebook
 from workbench.dashboard.app import ALL_SERVICES, Dashboard
 from workbench.dashboard.config import DashboardConfig
+from workbench.dev.ports import free_port
 from workbench.exceptions import SpecError
-from workbench.infra.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ import requests
 import yaml
 from test_voila import dashboard_cli, private_folders, stopped_by, wait_for_port
 
-from workbench.infra.ports import free_port
+from workbench.dev.ports import free_port
 
 TOKENS = {"alice-token": "alice", "carla-token": "carla"}
 TEAMS = {"teams": {"pricing": ["alice"]}, "viewers": {"carla": ["bandung"]}}

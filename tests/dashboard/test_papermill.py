@@ -12,7 +12,7 @@ from surge_results import write_influx_v1
 
 from workbench.atlas.areas import service_area
 from workbench.atlas.cells import center, to_token
-from workbench.infra.ports import free_port
+from workbench.dev.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [ROOT / "notebooks" / "city_dashboard.ipynb", ROOT / "templates" / "dashboard.ipynb"]

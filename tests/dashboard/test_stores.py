@@ -10,7 +10,7 @@ from surge_results import SPAN, START, expected, points
 
 from workbench.dashboard.errors import StoreEmptyError, StoreError, StoreUnreachableError
 from workbench.dashboard.stores import Layout, Query, open_store
-from workbench.infra.ports import free_port
+from workbench.dev.ports import free_port
 
 ALL = Query("bookings", *SPAN)
 

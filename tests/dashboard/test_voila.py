@@ -23,8 +23,8 @@ from surge_results import surge_rows, write_influx_v1
 from workbench.dashboard.config import DashboardConfig
 from workbench.dashboard.processes import alive, descendants
 from workbench.dashboard.serve import start, stop
-from workbench.infra.ports import free_port
-from workbench.infra.timeseries import InfluxServer
+from workbench.dev.ports import free_port
+from workbench.dev.timeseries import InfluxServer
 from workbench.sinks.influx import InfluxConfig
 from workbench.sinks.influx_writer import InfluxWriter
 
@@ -142,7 +142,7 @@ def dashboard_cli(*args: str, log: Path) -> subprocess.Popen:
     temp.mkdir(exist_ok=True)
     with log.open("wb") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli", "dashboard", *args],
+            [sys.executable, "-m", "workbench.cli.main", "dashboard", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -11,9 +11,9 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 
+from workbench.dev.kafka import Broker, create_topics, delete_topics, list_topics
+from workbench.dev.ports import HOST, free_ports
 from workbench.exceptions import SetupError, WorkbenchError
-from workbench.infra.kafka import Broker, create_topics, delete_topics, list_topics
-from workbench.infra.ports import HOST, free_ports
 
 
 def unique(prefix: str) -> str:
@@ -158,7 +158,7 @@ def test_a_killed_broker_starts_again_with_its_data(tmp_path):
 def test_the_broker_outlives_the_process_that_started_it(tmp_path):
     broker = broker_in(tmp_path)
     script = (
-        "import sys; from pathlib import Path; from workbench.infra.kafka import Broker; "
+        "import sys; from pathlib import Path; from workbench.dev.kafka import Broker; "
         "print(Broker(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])).start().pid)"
     )
     args = [str(tmp_path), str(broker.port), str(broker.controller_port)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 SLF4J = "org.slf4j:slf4j-api:1.7.36"
 FETCH = (
-    "from workbench.infra.maven import fetch; "
+    "from workbench.runtime.maven import fetch; "
     f"print(','.join(p.name for p in fetch('together', ['{SLF4J}'])))"
 )
 

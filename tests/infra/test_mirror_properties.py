@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.infra.mirror import IDENTITY, Mirror, Side
+from workbench.dev.mirror import IDENTITY, Mirror, Side
 
 
 def test_one_way_identity_mirror_of_the_chosen_topics_and_groups(tmp_path):

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
+from workbench.dev.ports import HOST, LOWEST, PortPool, ephemeral_start, free_ports
 from workbench.exceptions import SetupError
-from workbench.infra.ports import HOST, LOWEST, PortPool, ephemeral_start, free_ports
 
 
 def test_ports_come_from_below_the_kernels_ephemeral_range():
@@ -54,7 +54,7 @@ def test_a_stale_claim_is_taken_over(tmp_path):
 
 def test_processes_taking_ports_at_once_never_share_one(tmp_path):
     script = (
-        "import sys; from pathlib import Path; from workbench.infra.ports import PortPool; "
+        "import sys; from pathlib import Path; from workbench.dev.ports import PortPool; "
         f"print(*PortPool(16000, 16400, claims=Path({str(tmp_path)!r})).take(20))"
     )
     procs = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from cli_runner import workbench
 
+from workbench.dev.spark import SparkCluster, master_json
 from workbench.exceptions import SetupError
-from workbench.infra.spark import SparkCluster, master_json
 
 
 def test_cli_up_status_down(tmp_path):

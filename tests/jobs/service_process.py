@@ -76,7 +76,7 @@ class Service:
         record = self.state / "service.json"
         with open(self.state / "serve.log", "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "workbench.cli", "serve", "--port", "0",
+                [sys.executable, "-m", "workbench.cli.main", "serve", "--port", "0",
                  "--state", str(self.state)],
                 stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True,
             )  # fmt: skip
@@ -126,7 +126,7 @@ class Service:
 
     def cli(self, user: str, *args: object, timeout: float = 600) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "workbench.cli", *map(str, args)],
+            [sys.executable, "-m", "workbench.cli.main", *map(str, args)],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -18,9 +18,9 @@ import pytest
 from service_process import Service
 from streaming import closed, event_ms, new_topic, publish_events, surge_rows, surge_spec
 
-from workbench.generator import write_jsonl
-from workbench.infra.spark import SparkCluster, master_json
-from workbench.replay import replay
+from workbench.dev.generator import write_jsonl
+from workbench.dev.spark import SparkCluster, master_json
+from workbench.lab.replay import replay
 
 #: the parallelism a job on ``standalone`` gets unless its spec says otherwise
 RESOURCES = {"cores": 2, "executor_memory": "768m", "shuffle_partitions": 3}

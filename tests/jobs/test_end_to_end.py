@@ -36,8 +36,8 @@ from streaming import (
 )
 from test_promote import USE_SURGE, code_notebook
 
-from workbench.checkpoints import QUERY
-from workbench.infra.ports import free_port
+from workbench.dev.ports import free_port
+from workbench.streaming.checkpoints import QUERY
 
 ROOT = Path(__file__).resolve().parents[2]
 SURGE = ROOT / "notebooks" / "surge_pricing.ipynb"

@@ -21,9 +21,9 @@ from streaming import (
     surge_spec,
 )
 
-from workbench.generator import Generator
+from workbench.dev.generator import Generator
+from workbench.dev.producer import publish
 from workbench.jobs import handoff
-from workbench.producer import publish
 
 ALL_STATUSES_SQL = SURGE_SQL.replace("WHERE status = 'CREATED'", "")
 

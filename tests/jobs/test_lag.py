@@ -10,8 +10,8 @@ from streaming import new_topic, publish_events
 
 from workbench.jobs.lag import BrokerLag
 from workbench.notebook.examples import end_offsets
-from workbench.progress import report
 from workbench.spec import StreamSpec
+from workbench.streaming.progress import report
 
 RECORDED = json.loads((Path(__file__).parents[1] / "fixtures/jobs/progress.json").read_text())
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
 from workbench.jobs import metrics
-from workbench.progress import Totals, offsets_behind, report
+from workbench.streaming.progress import Totals, offsets_behind, report
 
 RECORDED = json.loads((Path(__file__).parents[1] / "fixtures/jobs/progress.json").read_text())
 

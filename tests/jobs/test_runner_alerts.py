@@ -11,9 +11,9 @@ from streaming import closed, new_topic, publish_events, surge_spec
 from workbench.alerts.rules import AlertRule
 from workbench.alerts.state import Evaluator
 from workbench.alerts.testfire import evaluate
-from workbench.preview import preview
-from workbench.replay import sample_plan
-from workbench.sampling import sample
+from workbench.lab.preview import preview
+from workbench.lab.replay import sample_plan
+from workbench.lab.sampling import sample
 
 RULE = {
     "name": "busy-cell",
@@ -77,7 +77,7 @@ def test_job_observes_each_batch_and_test_fire_agrees(kafka_broker, spark, tmp_p
     assert comparable(fired.transitions, last) == comparable(in_job, last)
     assert fired.skipped == ["down"]
 
-    from workbench.sampling import Sample
+    from workbench.lab.sampling import Sample
 
     previewed = preview(spec, Sample.load(saved), spark=spark).alerts()
     assert comparable(previewed.transitions, last) == comparable(in_job, last)

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from jobkit import SQL, spec_yaml, teams_file
 
-from workbench.checkpoints import QUERY
 from workbench.exceptions import (
     JobConflictError,
     JobForbiddenError,
@@ -18,6 +17,7 @@ from workbench.exceptions import (
 )
 from workbench.jobs import versioning
 from workbench.jobs.metrics import KEYS as METRIC_KEYS
+from workbench.streaming.checkpoints import QUERY
 
 
 @pytest.fixture

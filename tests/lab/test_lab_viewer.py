@@ -18,8 +18,8 @@ from test_extension import stop_jupyter
 
 from workbench.atlas import cells
 from workbench.atlas.areas import service_area
-from workbench.infra.ports import free_port
-from workbench.infra.timeseries import InfluxServer
+from workbench.dev.ports import free_port
+from workbench.dev.timeseries import InfluxServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dashboard"))  # surge_results
 from surge_results import surge_rows, write_influx_v1  # noqa: E402

@@ -10,9 +10,9 @@ import pytest
 from geo_reference import surge_windows
 from streaming import START, closed, new_topic, publish_events, surge_rows, surge_spec
 
+from workbench.lab.sampling import sample
 from workbench.notebook import live as live_module
 from workbench.notebook.live import LivePreview, group_keys, live_spec
-from workbench.sampling import sample
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -11,9 +11,9 @@ from streaming import SURGE_SQL, new_topic, publish_events, surge_spec
 
 import workbench.notebook as wb
 from workbench.exceptions import PromoteError
+from workbench.lab.parity import compare, read_jsonl
+from workbench.lab.sampling import Sample
 from workbench.notebook.promoting import ENV
-from workbench.parity import compare, read_jsonl
-from workbench.sampling import Sample
 from workbench.spec import load
 
 BY_VEHICLE = """

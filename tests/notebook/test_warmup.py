@@ -27,9 +27,9 @@ def test_a_warm_up_gives_way_to_real_work(spark):
 
 def test_a_notebook_being_promoted_is_not_warmed_up(monkeypatch):
     import workbench.notebook as wb
-    from workbench import spark as spark_module
     from workbench.notebook import promoting
-    from workbench.spark_start import StartTimes
+    from workbench.runtime import spark as spark_module
+    from workbench.runtime.spark_start import StartTimes
 
     times, calls = StartTimes(), []
     monkeypatch.setattr(spark_module, "last_start", lambda: times)

@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from workbench.infra.ports import HOST, free_port
+from workbench.dev.ports import HOST, free_port
 
 WAIT_S = 10.0
 

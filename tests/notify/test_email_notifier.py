@@ -98,7 +98,7 @@ def test_an_untrusted_certificate_fails_starttls(smtp_receiver, tmp_path, monkey
 
 
 def test_a_server_that_is_not_listening():
-    from workbench.infra.ports import free_port
+    from workbench.dev.ports import free_port
 
     with pytest.raises(NotifyError) as err:
         deliver(email(free_port(), "x@example.org"), note())

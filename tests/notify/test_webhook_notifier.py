@@ -143,7 +143,7 @@ def test_a_4xx_is_not_retryable_and_says_what_to_check(http_receiver):
 
 
 def test_a_receiver_that_is_not_listening_raises_connection_refused():
-    from workbench.infra.ports import free_port
+    from workbench.dev.ports import free_port
 
     url = f"http://127.0.0.1:{free_port()}/hook"
     with pytest.raises(NotifyError) as err:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from workbench import __version__
-from workbench.infra.ports import free_port_run
+from workbench.dev.ports import free_port_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = "extensions/dagger-workbench"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from workbench.generator import encode
+from workbench.dev.generator import encode
 
 MESSAGE = "esb.booking.BookingLogMessage"
 ON_TIME_MS = 1_000

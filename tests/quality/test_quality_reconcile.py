@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 from planted import T0, T0_MS, WINDOW_MS, Planter
 from streaming import new_topic, surge_spec
 
-from workbench.job import StreamingJob
 from workbench.quality import metrics
 from workbench.quality.job import QualityJob
 from workbench.quality.spec import parse
+from workbench.streaming.job import StreamingJob
 
 COUNT_SQL = """
 SELECT COUNT(*) AS bookings, TUMBLE_END(rowtime, INTERVAL '60' SECOND) AS window_timestamp

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from workbench.cli import main
+from workbench.cli.main import main
 
 STREAM = {"topics": ["booking-log"], "message": "esb.booking.BookingLogMessage"}
 BASE = {"kind": "quality", "name": "bookings-quality", "team": "pricing", "streams": [STREAM]}

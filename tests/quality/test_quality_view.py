@@ -13,7 +13,7 @@ from services_browser import recorded_page
 
 from workbench.dashboard.config import DashboardConfig
 from workbench.dashboard.serve import start, stop
-from workbench.infra.ports import free_port, port_taken
+from workbench.dev.ports import free_port, port_taken
 from workbench.quality import history
 from workbench.quality.view import from_query, quality_html, rows_from
 

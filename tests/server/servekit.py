@@ -71,7 +71,7 @@ def start_serve(state: Path, *extra: str, timeout: float = 60) -> Served:
     """``workbench serve --port 0 --state STATE`` in a new process, once it answers."""
     log = open(state / "test-serve.log", "ab")  # noqa: SIM115 (the process keeps it)
     process = subprocess.Popen(
-        [sys.executable, "-m", "workbench.cli", "serve", "--port", "0", "--state", str(state)]
+        [sys.executable, "-m", "workbench.cli.main", "serve", "--port", "0", "--state", str(state)]
         + list(extra),
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -8,7 +8,7 @@ from cli_runner import workbench
 from polling import wait_for
 from servekit import TOKENS
 
-from workbench.infra.ports import free_port
+from workbench.dev.ports import free_port
 
 
 def as_user(served, user: str, *args):
@@ -117,7 +117,7 @@ def test_missing_token_and_no_server_say_what_to_do(served):
 
 
 def test_the_versions_table_shows_the_parity_check_promote_recorded():
-    from workbench.cli_jobs import _parity
+    from workbench.cli.jobs import _parity
 
     assert _parity({"status": "passed", "rows": 431, "replay_rows": 431}) == "passed (431 rows)"
     assert _parity({"status": "failed"}) == "failed"

@@ -13,13 +13,13 @@ from cli_runner import workbench
 from polling import wait_for
 from servekit import TOKENS
 
+from workbench.dev.ports import free_port
 from workbench.exceptions import (
     JobForbiddenError,
     JobNotFoundError,
     ServiceUnreachableError,
     WorkbenchError,
 )
-from workbench.infra.ports import free_port
 from workbench.server.client import ServiceClient
 
 

@@ -14,7 +14,7 @@ import requests
 from polling import wait_for
 from servekit import TOKENS, write_state
 
-from workbench.infra.ports import free_port
+from workbench.dev.ports import free_port
 from workbench.server.client import ServiceClient
 from workbench.server.identity import local_user
 

@@ -8,7 +8,7 @@ import threading
 
 import requests
 
-from workbench.infra.ports import free_port
+from workbench.dev.ports import free_port
 from workbench.jobs.authz import Principal
 from workbench.server.app import make_app
 from workbench.server.identity import TokenIdentity

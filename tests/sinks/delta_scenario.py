@@ -47,7 +47,7 @@ def cli(*args: str) -> str:
     import contextlib
     import io
 
-    from workbench.cli import main
+    from workbench.cli.main import main
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -62,7 +62,7 @@ def files(path: str) -> dict[str, int]:
 
 
 def run(spec, spark=None):
-    from workbench.job import StreamingJob
+    from workbench.streaming.job import StreamingJob
 
     job = StreamingJob(spec, spark, available_now=True, emit=None)
     job.run(handle_signals=False)
@@ -98,7 +98,7 @@ def reconciled(spark, path: str, window_ends: list[int]) -> dict[str, int]:
 
 
 def main(spec_file: str, out: str) -> None:
-    from workbench.spark import session
+    from workbench.runtime.spark import session
     from workbench.spec import load
     from workbench.warehouse.delta import latest_version
 

@@ -33,7 +33,7 @@ from streaming import (
     surge_spec,
 )
 
-from workbench.job import JobFailedError, StreamingJob
+from workbench.streaming.job import JobFailedError, StreamingJob
 
 EDITED_SQL = SURGE_SQL.replace("INTERVAL '60' SECOND", "INTERVAL '120' SECOND")
 

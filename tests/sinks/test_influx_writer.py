@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from readback import influxql, vm_export
 
+from workbench.dev.ports import free_port
 from workbench.exceptions import SinkError
-from workbench.infra.ports import free_port
 from workbench.sinks.influx import InfluxConfig
 from workbench.sinks.influx_writer import InfluxWriter, epoch_ms, to_points
 

@@ -8,8 +8,8 @@ from geo_reference import surge_windows
 from readback import kafka_messages
 from streaming import closed, new_topic, publish_events, surge_rows, surge_spec
 
-from workbench.job import StreamingJob
 from workbench.schemas import SchemaRegistry, default_registry
+from workbench.streaming.job import StreamingJob
 
 PROTOS = Path(__file__).parent.parent / "fixtures" / "protos" / "metrics"
 

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 from streaming import new_topic, publish_events, surge_spec
 
-from workbench import deadletters
 from workbench.exceptions import SpecError
-from workbench.job import StreamingJob
 from workbench.paths import subdir
 from workbench.sinks.registry import SINKS, LetterSinkConfig, SinkContext, Written
 from workbench.spec import parse
+from workbench.streaming import deadletters
+from workbench.streaming.job import StreamingJob
 
 if TYPE_CHECKING:
-    from workbench.deadletters import Letters
+    from workbench.streaming.deadletters import Letters
 
 SPEC = {
     "name": "lettered",

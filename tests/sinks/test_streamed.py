@@ -11,7 +11,7 @@ from geo_reference import surge_windows
 from streaming import closed, new_topic, publish_events, surge_spec
 from test_generations import EDITED_SQL, parquet_rows, rows
 
-from workbench.job import JobFailedError, StreamingJob
+from workbench.streaming.job import JobFailedError, StreamingJob
 
 
 def _forget_after(checkpoint, batch: int) -> None:

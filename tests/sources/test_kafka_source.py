@@ -9,11 +9,11 @@ import pytest
 from readback import kafka_messages
 from streaming import publish_events
 
-from workbench.infra.kafka import create_topics
-from workbench.job import StreamingJob
+from workbench.dev.kafka import create_topics
 from workbench.schemas import default_registry
 from workbench.sources.kafka import reader_options
 from workbench.spec import StreamSpec, parse
+from workbench.streaming.job import StreamingJob
 
 
 def stream(**keys) -> StreamSpec:

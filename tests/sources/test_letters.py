@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from workbench.generator import Generator, encode, malformed_bytes
+from workbench.dev.generator import Generator, encode, malformed_bytes
 from workbench.schemas import default_registry
 from workbench.sources.kafka import decoded_rows
 from workbench.sources.letters import Drained, LetterTap, Spilled

@@ -28,8 +28,8 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from pyspark.sql import Row
 from pyspark.sql import types as T
 
+from workbench.dev.generator import MESSAGES, Generator, encode, malformed_bytes
 from workbench.exceptions import UnknownNameError
-from workbench.generator import MESSAGES, Generator, encode, malformed_bytes
 from workbench.schemas.compiler import compile_protos
 from workbench.schemas.registry import SchemaRegistry, default_registry
 from workbench.schemas.sparktypes import spark_schema

@@ -7,9 +7,9 @@ import json
 import pytest
 from streaming import surge_spec
 
-from workbench.job import StreamingJob
 from workbench.sources.letters import LetterTap
 from workbench.sources.pruning import read_fields
+from workbench.streaming.job import StreamingJob
 
 
 @pytest.fixture

@@ -278,7 +278,7 @@ def publish(bootstrap: str, registry: SchemaRegistry, count: int) -> str:
     """``count`` bookings (B-0, B-1, ...) on a new topic; returns the topic."""
     from confluent_kafka import Producer
 
-    from workbench.infra.kafka import create_topics
+    from workbench.dev.kafka import create_topics
 
     topic = f"wkt-{uuid.uuid4().hex[:6]}"
     create_topics(bootstrap, {topic: 1})
@@ -294,7 +294,7 @@ def publish(bootstrap: str, registry: SchemaRegistry, count: int) -> str:
 
 def test_samples_decode_struct_fields_at_the_streams_depth(spark, kafka_broker, booking):
     """Samples (and so notebook previews) share the job's decode step."""
-    from workbench.sampling import sample
+    from workbench.lab.sampling import sample
     from workbench.spec import StreamSpec
 
     topic = publish(kafka_broker.bootstrap, booking, 2)
@@ -321,8 +321,8 @@ def test_samples_decode_struct_fields_at_the_streams_depth(spark, kafka_broker, 
 
 def test_the_streaming_job_decodes_struct_fields(spark, kafka_broker, booking, tmp_path):
     """The JVM decoder on the job's path (Kafka source), JsonQuery in the job's SQL."""
-    from workbench.job import StreamingJob
     from workbench.spec import parse
+    from workbench.streaming.job import StreamingJob
 
     topic = publish(kafka_broker.bootstrap, booking, 3)
     out = tmp_path / "out"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from workbench import engine
-from workbench.results import json_lines
+from workbench.lab.results import json_lines
 from workbench.sources import bounded
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "results.yaml").read_text())

@@ -89,7 +89,7 @@ def check(df: DataFrame, rules: Sequence[AlertRule]) -> None:
         try:
             kind = df.select(F.expr(rule.when or "")).schema.fields[0].dataType
         except PySparkException as err:
-            from workbench.spark_errors import summary, text_of
+            from workbench.runtime.spark_errors import summary, text_of
 
             raise SpecError(f"alerts[{index}].when", summary(text_of(err))) from None
         if not isinstance(kind, BooleanType):

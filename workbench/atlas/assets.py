@@ -44,7 +44,7 @@ def deck_script() -> str:
 
 def basemap_css_path() -> Path:
     """The basemap stylesheet, fetched from npm the first time."""
-    from workbench.infra.npm import package_file
+    from workbench.runtime.npm import package_file
 
     name, version, member = MAPBOX_GL
     return package_file(name, version, member)

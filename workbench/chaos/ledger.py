@@ -44,7 +44,7 @@ def produced_windows(
     """How many of the load's events fall in each event-time window (made again from the
     seed: :func:`workbench.chaos.load.drive` records ``start``). With a ``malformed``
     fraction, ``planted`` counts the undecodable ones per window (the dead letters due)."""
-    from workbench.generator import Generator
+    from workbench.dev.generator import Generator
 
     gen = Generator(seed=seed, start=start, rate_per_s=rate, malformed_fraction=malformed)
     counts: Counter[int] = Counter()

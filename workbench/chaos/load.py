@@ -1,7 +1,7 @@
 """Load: drive a topic at a target rate with the seeded generator, and watch a dagger keep up.
 
 :func:`drive` publishes ``rate × duration`` events of one message (Poisson arrivals paced
-to the wall clock by :func:`workbench.producer.publish`), so what was produced is an exact,
+to the wall clock by :func:`workbench.dev.producer.publish`), so what was produced is an exact,
 reproducible number (the chaos ledger counts on it). With ``malformed`` a seeded fraction
 of them are undecodable bytes (the dagger's dead letters), each with its event time as
 its Kafka timestamp, so the ledger can window them. It samples the sent count once per
@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from workbench.dev.generator import MESSAGES
 from workbench.exceptions import ChaosError
-from workbench.generator import MESSAGES
 
 #: what ``--message`` accepts besides an event kind: its message name
 KINDS_BY_MESSAGE = {message: kind for kind, message in MESSAGES.items()}
@@ -109,9 +109,9 @@ def drive(
     """Publish the plan's events; ``job_metrics`` (e.g. the job service's metrics of a job)
     is sampled once a second meanwhile and once after the last event was acknowledged.
     ``create_topic=False``: the caller made the topic (a chaos case, before its fault)."""
-    from workbench.generator import Generator
-    from workbench.infra.kafka import create_topics
-    from workbench.producer import publish
+    from workbench.dev.generator import Generator
+    from workbench.dev.kafka import create_topics
+    from workbench.dev.producer import publish
 
     kind = kind_of(plan.message)
     if create_topic:

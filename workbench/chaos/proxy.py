@@ -29,8 +29,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from workbench.dev.ports import HOST
 from workbench.exceptions import ChaosError
-from workbench.infra.ports import HOST
 
 Partition = Literal["refuse", "blackhole"] | None
 CHUNK = 65536

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.chaos.proxy import FaultProxy, Faults
+from workbench.dev.detached import process_running
+from workbench.dev.ports import HOST
 from workbench.exceptions import ChaosError
-from workbench.infra.detached import process_running
-from workbench.infra.ports import HOST
 
 RECORD, CONTROL = "fault-proxy.json", "fault-proxy-faults.json"
 POLL_S = 0.1

@@ -14,7 +14,7 @@ when it first runs, after the old run has stopped (:func:`plan_handoff`):
   (:mod:`workbench.jobs.group_commits`); MirrorMaker 2 mirrors that group and writes its
   translated offsets to ``FAILED.checkpoints.internal`` on the mirror (``FAILED``: the
   failed cluster's name in ``kafka_clusters``, used as its MM2 alias), which
-  :mod:`workbench.mm2_checkpoints` reads. A translation is never past the true position
+  :mod:`workbench.kafka.mm2` reads. A translation is never past the true position
   (MM2 rounds down), and a commit seen late is older: either way the new checkpoint reads
   records again, all older than ``M`` (the handoff rule), and the floor drops them;
 - a partition with no translation starts at its earliest offset (the same argument); a
@@ -127,7 +127,8 @@ def plan_handoff(session: Session, version: Version, config: ServiceConfig) -> d
 
 def _translations(config: ServiceConfig, request: dict) -> Offsets:
     """The job's group offsets MM2 translated onto the mirror, from each failed cluster."""
-    from workbench import mm2_checkpoints, secrets
+    from workbench import secrets
+    from workbench.kafka import mm2 as mm2_checkpoints
 
     mirror = config.kafka_cluster(request["to"])
     options = secrets.resolve(dict(mirror.security))

@@ -76,7 +76,7 @@ class GroupCommits:
     def _consumer(self, stream: StreamSpec) -> Any:
         from confluent_kafka import Consumer
 
-        from workbench.kafka_identity import LOG
+        from workbench.kafka.identity import LOG
 
         key = stream.bootstrap_servers
         if key not in self._consumers:

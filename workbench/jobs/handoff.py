@@ -55,8 +55,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.checkpoints import QUERY
 from workbench.exceptions import HandoffError
+from workbench.streaming.checkpoints import QUERY
 
 if TYPE_CHECKING:
     from workbench.spec import DaggerSpec, StreamSpec

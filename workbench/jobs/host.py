@@ -58,7 +58,7 @@ class HostedRun(Runner):
             self._out.close()
 
     def _session(self, spec: DaggerSpec, config: RunConfig) -> SparkSession:
-        from workbench.spark import new_session
+        from workbench.runtime.spark import new_session
 
         spark = new_session(self.host.session())
         spark.sparkContext.setLocalProperty("spark.scheduler.pool", config.job)
@@ -124,8 +124,8 @@ class Host:
         return 0
 
     def _start_spark(self) -> None:
-        from workbench import jvm_log
-        from workbench.spark import session
+        from workbench.runtime import jvm_log
+        from workbench.runtime.spark import session
 
         try:
             jvm_log.to_file(self.dir.log)

@@ -62,7 +62,7 @@ def probe(cluster: KafkaCluster, timeout_s: float = 5.0) -> dict[str, Any]:
     ``{reachable, cluster_id, brokers, error}``."""
     from workbench import secrets
     from workbench.exceptions import WorkbenchError
-    from workbench.kafka_identity import describe
+    from workbench.kafka.identity import describe
 
     try:
         options = secrets.resolve(dict(cluster.security))

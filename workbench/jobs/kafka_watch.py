@@ -2,7 +2,7 @@
 ``standby`` and fails the jobs reading it over once it has not answered for
 ``failover_after_s``.
 
-A thread asks each such cluster its id (:func:`workbench.kafka_identity.describe`) every
+A thread asks each such cluster its id (:func:`workbench.kafka.identity.describe`) every
 few seconds and remembers since when it has not answered. Only "no answer" counts: a
 secret that cannot be resolved, or options the client refuses, are said in the service's
 log and never move a job. The supervisor's tick (:meth:`KafkaWatch.tick`) fails over,
@@ -36,7 +36,7 @@ def answers(bootstrap: str, options: dict[str, str], timeout_s: float) -> bool |
     (a secret or an option), which is not a reason to fail over."""
     from workbench import secrets
     from workbench.exceptions import KafkaUnreachableError, WorkbenchError
-    from workbench.kafka_identity import describe
+    from workbench.kafka.identity import describe
 
     try:
         describe(bootstrap, secrets.resolve(options), timeout_s)

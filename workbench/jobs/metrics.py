@@ -1,7 +1,7 @@
 """A running job's metrics, from Spark's progress events and the job's totals.
 
-The job process keeps the last micro-batch's :class:`~workbench.progress.BatchReport`
-and the job's :class:`~workbench.progress.Totals`; :func:`snapshot` turns them into the
+The job process keeps the last micro-batch's :class:`~workbench.streaming.progress.BatchReport`
+and the job's :class:`~workbench.streaming.progress.Totals`; :func:`snapshot` turns them into the
 METRICS dict the heartbeat carries and the service shows (keys in :data:`KEYS`):
 rates and duration of the last batch, the watermark, ``offsets_behind_latest`` (sum over
 Kafka partitions of the latest offset minus the last batch's end offset), totals of late
@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from workbench.progress import BatchReport, Totals
+    from workbench.streaming.progress import BatchReport, Totals
 
 KEYS = (
     "input_rate",

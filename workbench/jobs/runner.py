@@ -11,7 +11,7 @@ its own process group. The runner:
    checkpoint: a restart continues from the checkpoint's offsets);
 3. takes the checkpoint lease (:mod:`workbench.jobs.lease`): held by another live
    driver means exit code 3 at once;
-4. starts the job (its kind's class: a dagger's :class:`~workbench.job.StreamingJob`) on
+4. starts the job (its kind's class: a dagger's :class:`~workbench.streaming.job.StreamingJob`) on
    the run's Spark master with its cluster's settings (resources, conf) under the spec's
    ``resources`` and ``spark_conf``, the JVM's output into the run's ``log``;
 5. writes ``heartbeat.json`` every ``heartbeat_s`` and after each micro-batch (state
@@ -52,9 +52,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from workbench.alerts.rules import AlertRule
-    from workbench.job import StreamingJob
-    from workbench.progress import BatchReport
     from workbench.spec import DaggerSpec
+    from workbench.streaming.job import StreamingJob
+    from workbench.streaming.progress import BatchReport
 
 POLL_S = 0.5
 #: told to stop now (``KILL``), how long a run process waits for its query to stop before
@@ -147,7 +147,7 @@ class Runner:
         print(self.mask(line), flush=True)
 
     def metrics(self) -> dict[str, Any]:
-        from workbench.progress import Totals
+        from workbench.streaming.progress import Totals
 
         totals = self.job.totals if self.job is not None else Totals()
         out = metrics.snapshot(self._last, totals, self._last_at)
@@ -189,7 +189,7 @@ class Runner:
             found = [o.to_dict() for o in observe(batch, rules, config.job)]
             line.update(time=time.time(), observations=found)
         except Exception as err:  # noqa: BLE001 - alerts must not stop the job
-            from workbench.spark_errors import summary, text_of
+            from workbench.runtime.spark_errors import summary, text_of
 
             error = self.mask(summary(text_of(err)))
             line.update(time=time.time(), observations=[], error=error)
@@ -295,8 +295,8 @@ class Runner:
 
     def _session(self, spec: DaggerSpec, config: RunConfig) -> SparkSession:
         """This run's own Spark driver, its log into the run's ``log``."""
-        from workbench import jvm_log
-        from workbench.spark import session
+        from workbench.runtime import jvm_log
+        from workbench.runtime.spark import session
 
         jvm_log.to_file(self.dir.log)
         with jvm_ignores_sigterm():
@@ -325,8 +325,8 @@ class Runner:
             self.commits.close()
 
     def _paragraph(self, err: BaseException) -> str:
-        from workbench.job import JobFailedError
-        from workbench.spark_errors import summary, text_of
+        from workbench.runtime.spark_errors import summary, text_of
+        from workbench.streaming.job import JobFailedError
 
         trace = "".join(traceback.format_exception(err))
         self.say(trace)  # the whole story stays in the log
@@ -366,7 +366,7 @@ def jvm_ignores_sigterm() -> Iterator[None]:
 def process_main(argv: list[str] | None, usage: str, make: Callable[[Path], Any]) -> int:
     """``main`` of a supervised process taking one folder: ``make(folder)`` gives what to
     run (with ``stop_soon`` for SIGTERM and SIGINT, and ``run`` giving the exit code)."""
-    from workbench.job import on_signals
+    from workbench.streaming.job import on_signals
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:

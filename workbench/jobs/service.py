@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from workbench.alerts.queries import AlertQueries
+from workbench.alertmanager.queries import AlertQueries
 from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
 from workbench.jobs import authz, clusters, moves, schema_pins, versioning
 from workbench.jobs.config import ServiceConfig

@@ -23,7 +23,7 @@ a hung one is killed with its application.
 
 Before the jobs, each tick moves the jobs of a cluster whose master stopped answering to
 its ``standby`` (:mod:`workbench.jobs.reschedule`). After the jobs, each tick ingests
-their alert observations and evaluates their health rules (:mod:`workbench.alerts.alerting`);
+their alert observations and evaluates their health rules (:mod:`workbench.alertmanager.alerting`);
 the supervising process also runs the thread delivering notifications.
 
 Runs are separate sessions that outlive the service; a supervisor starting again finds
@@ -48,7 +48,7 @@ from typing import IO, Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from workbench.alerts.alerting import Alerting
+from workbench.alertmanager.alerting import Alerting
 from workbench.exceptions import SchemaVersionError
 from workbench.jobs import failover, kafka_clusters, procs, schema_pins, versioning
 from workbench.jobs.config import ServiceConfig

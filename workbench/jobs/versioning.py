@@ -1,6 +1,6 @@
 """A job's versions: validating a spec, adding an immutable version, choosing its checkpoint.
 
-A version whose :func:`workbench.checkpoints.spec_hash` equals the current version's keeps
+A version whose :func:`workbench.streaming.checkpoints.spec_hash` equals the current version's keeps
 the current checkpoint (the query's state layout is unchanged). Any other version gets a
 new checkpoint folder ``$STATE/checkpoints/<job>/v<N>`` that *continues* the previous one:
 when it first starts, :func:`plan_handoff` turns the old checkpoint's committed offsets
@@ -67,7 +67,7 @@ def version(session: Session, job_id: int, number: int) -> Version | None:
 def has_commits(checkpoint: str | Path) -> bool:
     """Whether a job's checkpoint folder holds a committed micro-batch (in its query's
     Spark checkpoint, ``<checkpoint>/<QUERY>/commits``)."""
-    from workbench.checkpoints import has_progress
+    from workbench.streaming.checkpoints import has_progress
 
     return has_progress(Path(checkpoint))
 

@@ -12,7 +12,7 @@ or, after ``%load_ext workbench.notebook`` (the workbench kernel loads it):
 (see :mod:`workbench.notebook.magics`).
 
 State is per kernel: the known streams (by table), the current samples (:data:`samples`,
-table → :class:`~workbench.sampling.Sample`) and the last preview. ``connect(servers)``
+table → :class:`~workbench.lab.sampling.Sample`) and the last preview. ``connect(servers)``
 (or ``$WORKBENCH_BOOTSTRAP_SERVERS``) points every stream at other Kafka servers, as
 ``workbench run --bootstrap-servers`` does. Unknown tables and messages raise
 :class:`~workbench.exceptions.UnknownNameError` naming the known ones.
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import SparkSession
 
-    from workbench.preview import Preview
-    from workbench.sampling import Sample
+    from workbench.lab.preview import Preview
+    from workbench.lab.sampling import Sample
+    from workbench.runtime.spark_start import BackgroundStart
     from workbench.schemas.registry import FieldInfo
-    from workbench.spark_start import BackgroundStart
     from workbench.spec import DaggerSpec, StreamSpec
 
 BOOTSTRAP_ENV = "WORKBENCH_BOOTSTRAP_SERVERS"
@@ -92,7 +92,7 @@ def spark() -> SparkSession:
 
 def _session() -> SparkSession:
     """The kernel's session: Spark's own but for the driver JVM's JIT (:data:`JIT_ENV`)."""
-    from workbench.spark import driver_java_options, session
+    from workbench.runtime.spark import driver_java_options, session
 
     quick = os.environ.get(JIT_ENV, "quick").strip().lower() != "full"
     options = driver_java_options(quick_jit=quick)
@@ -103,7 +103,7 @@ def start_spark() -> None:
     """Start the kernel's Spark session in a background thread now, and warm up the preview
     path on it, so it is up (or nearly) when the first cell asks for it;
     ``$WORKBENCH_SPARK_START=on-use`` leaves the start to the first use."""
-    from workbench.spark_start import BackgroundStart
+    from workbench.runtime.spark_start import BackgroundStart
 
     if _state["start"] is not None or os.environ.get(START_ENV, "").strip() == "on-use":
         return
@@ -119,7 +119,7 @@ def _warm_up(spark: SparkSession) -> None:
     promoted: papermill runs its cells at once, and the warm-up would only compete."""
     from workbench.notebook import promoting
     from workbench.notebook.warmup import warm_up
-    from workbench.spark import last_start
+    from workbench.runtime.spark import last_start
 
     if os.environ.get(promoting.ENV):
         return
@@ -130,7 +130,7 @@ def _warm_up(spark: SparkSession) -> None:
 
 
 def _start() -> SparkSession:
-    from workbench.spark import last_start
+    from workbench.runtime.spark import last_start
 
     before = last_start()
     spark = _session()
@@ -146,7 +146,7 @@ def background_start() -> BackgroundStart | None:
 
 
 def _log_to_file() -> None:
-    from workbench import jvm_log
+    from workbench.runtime import jvm_log
 
     if not _state["jvm_log"]:
         _state["jvm_log"] = True
@@ -170,7 +170,7 @@ def spark_log(lines: int = 50) -> SparkLog:
     """The last ``lines`` lines the Spark JVM (and PySpark's error loggers) wrote: in a
     notebook they go to ``$WORKBENCH_HOME/logs/spark-<pid>.log``, not into the cells
     (``$WORKBENCH_SPARK_LOG=stderr`` in the kernel's environment shows them there)."""
-    from workbench import jvm_log
+    from workbench.runtime import jvm_log
 
     return SparkLog(jvm_log.tail(lines))
 
@@ -291,7 +291,7 @@ class Schema:
 
 def schema(message: str) -> Schema:
     """The field tree of ``message`` (full, Java class or unique simple name)."""
-    from workbench.sampling import registry_for
+    from workbench.lab.sampling import registry_for
 
     extra = [x for _, schemas in _known().values() for x in schemas]
     registry = registry_for(dict.fromkeys(extra))
@@ -311,9 +311,9 @@ def sample(
     progress: bool = True,
 ) -> Sample:
     """Sample ``table``'s stream (``last`` defaults to 1000 per partition; or a time range,
-    ``tail_s``, or exact ``offsets``, see :func:`workbench.sampling.sample`) with a progress
+    ``tail_s``, or exact ``offsets``, see :func:`workbench.lab.sampling.sample`) with a progress
     bar; it becomes the table's current sample."""
-    from workbench import sampling
+    from workbench.lab import sampling
     from workbench.notebook.progress import bar
 
     chosen = stream(table)
@@ -339,8 +339,8 @@ def sample(
 
 def load_sample(path: str | Path) -> Sample:
     """Read a saved sample's offsets again; it becomes its table's current sample."""
+    from workbench.lab.sampling import Sample
     from workbench.notebook.progress import bar
-    from workbench.sampling import Sample
 
     shown = bar(f"sampling {Path(path).name}")
     taken = Sample.load(path, progress=shown)
@@ -368,7 +368,7 @@ def preview(
     emit: str | None = None,
 ) -> Preview:
     """Run dagger SQL (default: the current spec's) over the current samples, as a batch."""
-    from workbench.preview import preview as run_preview
+    from workbench.lab.preview import preview as run_preview
 
     query = sql if sql is not None else current_spec()
     if query is None:
@@ -442,7 +442,7 @@ def load_ipython_extension(ipython: Any) -> None:
 def _on_exit(change: dict[str, Any]) -> None:
     """The kernel is shutting down: end Spark's JVM and tidy the working folder now."""
     if change["new"]:
-        from workbench.spark import shutdown
+        from workbench.runtime.spark import shutdown
 
         shutdown()
 

@@ -34,12 +34,12 @@ from workbench.notebook.widgets import as_widget, labelled
 from workbench.spec import DaggerSpec, parse
 
 if TYPE_CHECKING:
+    from workbench.lab.preview import Preview
+    from workbench.lab.sampling import Sample, SampleProgress
     from workbench.notebook.live import LivePreview
-    from workbench.preview import Preview
-    from workbench.sampling import Sample, SampleProgress
     from workbench.schemas import SchemaRegistry
     from workbench.spec import StreamSpec
-    from workbench.validate import ValidationReport
+    from workbench.streaming.validate import ValidationReport
 
 MAX_STREAMS = 2
 PARALLELISM = "spark.sql.shuffle.partitions"
@@ -275,7 +275,7 @@ class Composer:
     def check(self) -> ValidationReport | None:
         """Validate everything (keys, messages, event time, the SQL analysed by Spark);
         show each problem next to its field. The report, or None when something is wrong."""
-        from workbench.validate import check
+        from workbench.streaming.validate import check
 
         self.clear_errors()
         self.report = None
@@ -322,7 +322,7 @@ class Composer:
         """Sample each stream (the last N messages per partition; ``fresh`` samples again
         rather than reusing the last sample) and run the query over the samples as a
         batch; shows the rows, counts and a chart. The Preview, or None."""
-        from workbench.preview import preview
+        from workbench.lab.preview import preview
 
         self.clear_result()
         report = self.check()
@@ -346,8 +346,8 @@ class Composer:
         """The last N messages per partition of ``stream``; the same stream and N reuse
         the sample taken before (its decoded frame is cached too) unless ``fresh``."""
         from workbench import notebook
+        from workbench.lab.sampling import sample
         from workbench.notebook.progress import describe
-        from workbench.sampling import sample
 
         key = (stream.model_dump_json(), tuple(schemas), self.sample_size.value)
         if fresh or key not in self._samples:
@@ -370,7 +370,7 @@ class Composer:
         return self._samples[key]
 
     def _show_preview(self, result: Preview, elapsed: float) -> None:
-        from workbench.preview import chart_metrics, group_keys, measures
+        from workbench.lab.preview import chart_metrics, group_keys, measures
 
         self._say(f"preview in {elapsed:.1f}s (sampling included)")
         self.result.value = result._repr_html_()

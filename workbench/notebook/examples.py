@@ -7,7 +7,7 @@ a Kafka broker to talk to, demo events in a topic, and a bundled dagger spec.
     spec = examples.bundled("surge-pricing", topic="example-surge-pricing")
     wb.sample("booking", offsets=sent.offsets)          # exactly what was published
 
-Demo events are seeded (:class:`workbench.generator.Generator`): the same ``seed``,
+Demo events are seeded (:class:`workbench.dev.generator.Generator`): the same ``seed``,
 ``start``, ``rate_per_s`` and ``malformed`` always give the same events, so a test can
 compute the expected result on its own. :attr:`DemoEvents.offsets` are the offsets they
 took, so a notebook samples exactly them, never other events of the same topic (another
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.exceptions import UnknownNameError
 
 if TYPE_CHECKING:
-    from workbench.producer import Published
+    from workbench.dev.producer import Published
     from workbench.spec import DaggerSpec
 
 #: Partitions of a topic :func:`demo_events` creates.
@@ -37,7 +37,7 @@ def kafka(bootstrap_servers: str | None = None) -> str:
     (as ``workbench dev kafka up`` does)."""
     if bootstrap_servers:
         return bootstrap_servers
-    from workbench.infra.kafka import Broker
+    from workbench.dev.kafka import Broker
 
     broker = Broker()
     broker.start()
@@ -80,9 +80,9 @@ def demo_events(
     """Publish ``events`` seeded demo events of ``kind`` to ``topic`` (created with
     :data:`PARTITIONS` partitions if missing), as fast as the broker takes them. The
     offsets are exact when nothing else writes to ``topic`` meanwhile."""
-    from workbench.generator import Generator
-    from workbench.infra.kafka import create_topics
-    from workbench.producer import publish
+    from workbench.dev.generator import Generator
+    from workbench.dev.kafka import create_topics
+    from workbench.dev.producer import publish
 
     if isinstance(start, str):
         start = datetime.fromisoformat(start)
@@ -105,7 +105,7 @@ def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30.0) -> dict[int
     answer "not leader" for a while after its leaders show in the metadata: retried."""
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-    from workbench.infra.kafka import LOG
+    from workbench.dev.kafka import LOG
 
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "workbench-offsets", "logger": LOG}

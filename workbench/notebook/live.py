@@ -1,7 +1,7 @@
 """Live preview: the dagger's query as a short-lived streaming query, refreshed in the notebook.
 
 :class:`LivePreview` plans the query with the production plan builder
-(:meth:`workbench.job.StreamingJob.plan`: the same Kafka source, decoder, rowtime,
+(:meth:`workbench.streaming.job.StreamingJob.plan`: the same Kafka source, decoder, rowtime,
 watermark and translated SQL) and writes each micro-batch, through ``foreachBatch``, into
 a bounded in-memory table (a pandas frame). A table and a chart of a chosen metric (and
 any callback, e.g. a map's) refresh every few seconds, like a notebook SQL client for
@@ -37,9 +37,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from workbench import deadletters
 from workbench.exceptions import WorkbenchError
-from workbench.preview import chart_metrics, group_keys, measures
+from workbench.lab.preview import chart_metrics, group_keys, measures
+from workbench.streaming import deadletters
 
 if TYPE_CHECKING:
     import ipywidgets as W
@@ -71,9 +71,9 @@ def live_spec(
     max_offsets_per_trigger: int | None = None,
 ) -> DaggerSpec:
     """``spec`` as a live preview reads it: starting offsets from ``start`` (``latest``,
-    ``earliest``, or per table a :class:`~workbench.sampling.Sample` or offsets
+    ``earliest``, or per table a :class:`~workbench.lab.sampling.Sample` or offsets
     ``{topic: {partition: offset}}``), a throwaway consumer-group prefix, no sinks."""
-    from workbench.job import with_bootstrap
+    from workbench.streaming.job import with_bootstrap
 
     if bootstrap:
         spec = with_bootstrap(spec, bootstrap)
@@ -166,7 +166,7 @@ class LivePreview:
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:
-            from workbench.spark import session
+            from workbench.runtime.spark import session
 
             self._spark = session()
         return self._spark
@@ -198,7 +198,7 @@ class LivePreview:
         return self
 
     def _plan(self) -> DataFrame:
-        from workbench.job import StreamingJob
+        from workbench.streaming.job import StreamingJob
 
         job = StreamingJob(self.spec, self.spark, checkpoint=self.checkpoint, emit=None)
         result = job.plan()
@@ -349,8 +349,8 @@ class LivePreview:
 
     def chart(self, metric: str, *, by: str | None = None, top: int = 8) -> Any:
         """A per-window time series of ``metric`` over the rows so far, summed per window
-        or one line per value of ``by`` (:class:`workbench.preview.Chart`)."""
-        from workbench.preview import Chart
+        or one line per value of ``by`` (:class:`workbench.lab.preview.Chart`)."""
+        from workbench.lab.preview import Chart
 
         return Chart.of(self.rows, metric, time=None, by=by, top=top)
 

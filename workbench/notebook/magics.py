@@ -3,7 +3,7 @@
 ``%%dagger [--streams TABLE ...] [--sample FILE ...] [--watermark 10s] [--emit final|updates]
 [--name VAR]`` runs the cell's dagger SQL over the current samples (``--streams`` picks
 tables; ``--sample`` first loads saved samples, making them current) and returns the
-:class:`~workbench.preview.Preview`, which the notebook shows as a table; ``--name`` also
+:class:`~workbench.lab.preview.Preview`, which the notebook shows as a table; ``--name`` also
 stores it in a variable. ``%dagger_streams`` shows the known streams,
 ``%dagger_schema MESSAGE`` a message's field tree, ``%dagger_logs [N]`` the last ``N`` lines
 of the Spark JVM's log (kept out of the cells).

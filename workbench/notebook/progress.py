@@ -1,6 +1,6 @@
 """A progress bar for sampling: an ipywidgets bar in a kernel, a text line elsewhere.
 
-:func:`bar` returns a callable taking :class:`workbench.sampling.SampleProgress`, to pass as
+:func:`bar` returns a callable taking :class:`workbench.lab.sampling.SampleProgress`, to pass as
 ``sample(..., progress=bar("booking"))``; ``close()`` marks it done.
 """
 
@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from workbench.sampling import SampleProgress
+from workbench.lab.sampling import SampleProgress
 
 _TEXT_EVERY_S = 1.0
 

@@ -12,7 +12,7 @@ records into that folder as the notebook goes, with no cell of the notebook chan
 * ``preview.jsonl``: the last preview's rows as the notebook saw them (JSON lines) and
   ``preview.json`` its options (SQL, tables, watermark, emit, counts, columns);
 * ``replay.jsonl``: the same samples through the production plan with the spec recorded
-  then (:func:`workbench.replay.replay_samples`, on the kernel's Spark, already warm), and
+  then (:func:`workbench.lab.replay.replay_samples`, on the kernel's Spark, already warm), and
   ``replay.json`` (that spec, rows, seconds, or the error). The parity check uses it when
   the final spec is that spec, and replays again otherwise.
 
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.exceptions import PromoteError, StreamInPromoteError
 
 if TYPE_CHECKING:
-    from workbench.preview import Preview
+    from workbench.lab.preview import Preview
     from workbench.spec import DaggerSpec
 
 ENV = "WORKBENCH_PROMOTE_DIR"
@@ -97,7 +97,7 @@ def promoted_spec(
         update = {"sql": preview.sql} | {k: v for k, v in given.items() if v is not None}
         base = base.model_copy(update=update)
     if servers:
-        from workbench.job import with_bootstrap
+        from workbench.streaming.job import with_bootstrap
 
         base = with_bootstrap(base, servers)
     return base
@@ -136,8 +136,8 @@ def _replay(where: Path, spec: DaggerSpec) -> None:
     kept for the promote process, which replays again and reports it."""
     import time
 
+    from workbench.lab.replay import replay_samples
     from workbench.notebook import spark
-    from workbench.replay import replay_samples
 
     t0 = time.perf_counter()
     info: dict[str, Any] = {"spec_yaml": spec.to_yaml()}

@@ -67,10 +67,11 @@ def _cancel(timeout_s: float) -> None:
 
 
 def _preview(spark: SparkSession) -> None:
-    from workbench import sampling, spec
-    from workbench.demo import spec_path
-    from workbench.generator import Generator
-    from workbench.preview import preview
+    from workbench import spec
+    from workbench.dev.demo import spec_path
+    from workbench.dev.generator import Generator
+    from workbench.lab import sampling
+    from workbench.lab.preview import preview
     from workbench.sources.partitions import Record
 
     dagger = spec.load(spec_path())

@@ -27,14 +27,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.job import StreamingJob
-from workbench.progress import BatchReport, ProgressListener
 from workbench.quality import history, metrics
 from workbench.quality.facts import raw_facts, windowed
 from workbench.quality.gaps import Gap, LogStarts, lost
 from workbench.quality.state import QualityState, StateFiles, where
 from workbench.quality.summary import Summary
 from workbench.sinks.registry import SinkContext, Written
+from workbench.streaming.job import StreamingJob
+from workbench.streaming.progress import BatchReport, ProgressListener
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -48,7 +48,7 @@ GAP_COLUMNS = "topic string, partition int, offset long, window_start long, miss
 
 class QualityJob(StreamingJob):
     """A quality spec as a streaming query, run like a dagger's
-    :class:`~workbench.job.StreamingJob` (start, run, poll, stop, totals)."""
+    :class:`~workbench.streaming.job.StreamingJob` (start, run, poll, stop, totals)."""
 
     def __init__(
         self,

@@ -207,7 +207,7 @@ def shape_hash(spec: QualitySpec) -> str:
     import hashlib
     import json
 
-    from workbench.checkpoints import stream_identity
+    from workbench.streaming.checkpoints import stream_identity
 
     shape = {
         "kind": "quality",

@@ -29,7 +29,7 @@ class QualityReport:
 
     def render(self, show_sql: bool = False) -> str:  # show_sql: a quality spec has none
         spec = self.spec
-        from workbench.validate import stream_lines
+        from workbench.streaming.validate import stream_lines
 
         lines = [f"ok: quality job '{spec.name}' (team {spec.team})", *stream_lines(self.resolved)]
         lines.append(

@@ -64,7 +64,7 @@ def start(state: Path, timeout: float = START_TIMEOUT_S) -> tuple[str, str]:
     """Start ``workbench serve`` for ``state`` detached; wait until it answers."""
     state.mkdir(parents=True, exist_ok=True)
     log_path = state / LOG_FILE
-    command = [sys.executable, "-m", "workbench.cli", "serve", "--port", "0", "--state", state]
+    command = [sys.executable, "-m", "workbench.cli.main", "serve", "--port", "0", "--state", state]
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             list(map(str, command)),

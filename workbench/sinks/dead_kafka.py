@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.sinks.registry import SINKS, LetterSinkConfig, SinkContext
 
 if TYPE_CHECKING:
-    from workbench.deadletters import Letters
     from workbench.sinks.transactional import Record
     from workbench.spec import DaggerSpec, DeadLetterSpec
+    from workbench.streaming.deadletters import Letters
 
 
 class DeadKafkaConfig(LetterSinkConfig):

@@ -19,8 +19,8 @@ from workbench.sinks.registry import SINKS, LetterSinkConfig, SinkContext
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from workbench.deadletters import Letters
     from workbench.spec import DaggerSpec, DeadLetterSpec
+    from workbench.streaming.deadletters import Letters
 
 
 def default_path(job: str) -> Path:

@@ -5,7 +5,7 @@ Writes are idempotent: a point is keyed by measurement, tags and time, so writin
 same rows again leaves the same points, and InfluxDB keeps the newest field values of a
 rewritten point. It merges fields, though: a field that is null in the later write keeps
 its earlier value. (VictoriaMetrics 1.79 does not promise which of several values written
-for one timestamp it keeps: see :class:`workbench.infra.timeseries.VictoriaMetrics`.)
+for one timestamp it keeps: see :class:`workbench.dev.timeseries.VictoriaMetrics`.)
 """
 
 from __future__ import annotations

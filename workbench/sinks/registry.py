@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from workbench.deadletters import Letters
     from workbench.schemas import SchemaRegistry
     from workbench.spec import DaggerSpec, DeadLetterSpec
+    from workbench.streaming.deadletters import Letters
 
 T = TypeVar("T")
 BUILTIN = ("influx", "kafka", "parquet", "delta", "log", "dead_parquet", "dead_kafka")
@@ -105,7 +105,7 @@ class SinkWriter(Protocol):
 
 class LetterWriter(Protocol):
     def write(self, letters: Letters, batch_id: int) -> int:
-        """Write one micro-batch's dead letters (:class:`workbench.deadletters.Letters`:
+        """Write one micro-batch's dead letters (:class:`workbench.streaming.deadletters.Letters`:
         iterate ``letters.rows()``, or write ``held`` and the ``spilled`` DataFrame apart);
         returns how many it wrote (0 for a replay it skipped)."""
         ...

@@ -1,6 +1,6 @@
 """The Kafka source: Spark's Kafka connector, decoded on the JVM, with dead letters split off.
 
-:func:`connector_jars` is a jar provider for :mod:`workbench.spark`: Spark's Kafka
+:func:`connector_jars` is a jar provider for :mod:`workbench.runtime.spark`: Spark's Kafka
 connector matching the installed pyspark, fetched from Maven Central (Spark's own jars
 are excluded, so nothing is loaded twice).
 
@@ -8,7 +8,7 @@ are excluded, so nothing is loaded twice).
 :data:`METADATA` columns. The records that did not decode (or had no event time) leave
 the plan through the stream's :class:`~workbench.sources.letters.LetterTap`, each with its
 topic, partition, offset, Kafka timestamp, key, raw bytes and error. So each micro-batch
-scans Kafka and decodes once; :mod:`workbench.deadletters` takes the tap's letters.
+scans Kafka and decodes once; :mod:`workbench.streaming.deadletters` takes the tap's letters.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def connector_jars() -> list[Path]:
     """spark-sql-kafka (and kafka-clients, commons-pool2, the token provider) for this pyspark."""
     import pyspark
 
-    from workbench.infra.maven import fetch
+    from workbench.runtime.maven import fetch
 
     version = pyspark.__version__
     coordinate = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
@@ -215,7 +215,7 @@ def letters_again(
     """The dead letters in ``spans`` of ``stream``'s topic partitions, read again from Kafka
     (a batch read of those offsets) and decoded as the stream decodes them (the same message,
     event-time field and ``fields``): the records that fail, with the columns of
-    :data:`workbench.deadletters.COLUMNS`. Decoding is deterministic, so these are the
+    :data:`workbench.streaming.deadletters.COLUMNS`. Decoding is deterministic, so these are the
     letters a tap spilled there, with the same errors."""
     import json
 

@@ -20,7 +20,7 @@ filter of the SQL moves below it and drops a record before the tap has seen it.
 Spark merges each task's letters into the driver's accumulator when the task ends: once a
 Spark job has computed a micro-batch, :meth:`LetterTap.drain` hands them out (no further
 Spark job) and starts the next batch empty. A retried task adds its letters again, so
-:func:`workbench.deadletters.collected` keeps one per table, topic, partition and offset.
+:func:`workbench.streaming.deadletters.collected` keeps one per table, topic, partition and offset.
 
 Memory stays bounded whatever share of a batch fails to decode (a producer writing another
 message type, a breaking schema change): the accumulator (``LetterAccumulator.java``) holds
@@ -76,7 +76,8 @@ class Drained:
 
 
 #: Reads spans of a stream's topic partitions again as dead letters (a batch DataFrame of
-#: :data:`workbench.deadletters.COLUMNS`); :func:`workbench.sources.kafka.open_stream` gives one.
+#: :data:`workbench.streaming.deadletters.COLUMNS`); :func:`workbench.sources.kafka.open_stream`
+#: gives one.
 Reread = Callable[[list[Spilled]], "DataFrame"]
 
 

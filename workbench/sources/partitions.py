@@ -4,7 +4,7 @@ throwaway ``workbench-sample-<uuid>``), never a stored or committed offset.
 
 :class:`PartitionReader` finds a stream's partitions (topics or a regex), turns "the last
 N", "a time range" (``offsets_for_times``) or "from now on" into ``[start, end)`` ranges
-and reads them, reporting :class:`SampleProgress`. :mod:`workbench.sampling` builds
+and reads them, reporting :class:`SampleProgress`. :mod:`workbench.lab.sampling` builds
 samples on it.
 """
 
@@ -88,7 +88,7 @@ class PartitionReader:
     def __init__(self, bootstrap: str, stream: StreamSpec, timeout_s: float = 30.0):
         from confluent_kafka import Consumer, KafkaException
 
-        from workbench.infra.kafka import LOG
+        from workbench.dev.kafka import LOG
 
         self.bootstrap, self.stream, self.timeout_s = bootstrap, stream, timeout_s
         config: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """The workbench UDF jar: the Java sources under ``udfs/java``, compiled on first use.
 
-:func:`udf_jars` is a jar provider for :mod:`workbench.spark`: it fetches the libraries
+:func:`udf_jars` is a jar provider for :mod:`workbench.runtime.spark`: it fetches the libraries
 the UDFs use (Google's S2, Jayway JsonPath, protobuf-java), compiles the sources with
 ``javac`` against them and pyspark's bundled jars, and returns the UDF jar and the
 libraries. The jar's name carries a hash of its inputs, so it is rebuilt only when a
@@ -23,8 +23,8 @@ import zipfile
 from pathlib import Path
 
 from workbench.exceptions import SetupError
-from workbench.infra.maven import fetch
 from workbench.paths import subdir
+from workbench.runtime.maven import fetch
 
 JAVA_SOURCES = Path(__file__).resolve().parent / "java"
 #: The local file system class, apart from the UDFs (:func:`local_files_jar`).
@@ -51,7 +51,7 @@ def udf_jar(classpath: list[Path]) -> Path:
 
 def local_files_jar() -> Path:
     """The jar of ``io.daggerworkbench.fs.NioLocalFileSystem`` alone (it needs Hadoop only):
-    :mod:`workbench.spark` puts it on the JVMs' own class path, where Hadoop finds the file
+    :mod:`workbench.runtime.spark` puts it on the JVMs' own class path, where Hadoop finds the file
     system classes it loads, beside none of the UDFs' libraries."""
     return _jar(LOCAL_FS_SOURCES, "workbench-localfs", [])
 

@@ -30,7 +30,7 @@ APPEND_CONF = {STATS: "false"}
 
 def delta_jars() -> list[Path]:
     """delta-spark and delta-storage (Spark's own jars, antlr included, left out)."""
-    from workbench.infra.maven import fetch
+    from workbench.runtime.maven import fetch
     from workbench.sources.kafka import SPARK_PROVIDED
 
     exclude = [*SPARK_PROVIDED, "org.antlr:antlr4-runtime"]
@@ -40,7 +40,7 @@ def delta_jars() -> list[Path]:
 def session_conf() -> dict[str, str]:
     """Settings of a session that reads and writes Delta tables: the workbench's jars
     plus Delta's, its SQL extension and catalog."""
-    from workbench.spark import jars
+    from workbench.runtime.spark import jars
 
     return {
         "spark.jars": ",".join([*jars(), *(str(p) for p in delta_jars())]),
@@ -51,7 +51,7 @@ def session_conf() -> dict[str, str]:
 
 def session(app_name: str = "workbench-warehouse") -> SparkSession:
     """The active session (which must have Delta), or a new one with Delta."""
-    from workbench.spark import session as spark_session
+    from workbench.runtime.spark import session as spark_session
 
     spark = spark_session(app_name=app_name, conf=session_conf())
     require(spark, "this command")

@@ -24,7 +24,7 @@ def broker_record(broker: Any) -> dict[str, Any]:
 
 
 def broker_from(record: dict[str, Any]) -> Any:
-    from workbench.infra.kafka import Broker, ClusterNode
+    from workbench.dev.kafka import Broker, ClusterNode
 
     return Broker(
         record["state_dir"],
@@ -59,7 +59,7 @@ def start_again(broker: Any, timeout: float = 60.0) -> None:
     hold them a while (FIN_WAIT) while their clients have not closed their side yet."""
     import time
 
-    from workbench.infra.ports import port_taken
+    from workbench.dev.ports import port_taken
 
     deadline = time.monotonic() + timeout
     ports = (broker.port, broker.controller_port)

@@ -23,7 +23,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * sets the same bits through {@link Files#setPosixFilePermissions}, in the calling thread.
  * A permission with the sticky bit, or a file store without POSIX attributes, goes to
  * Hadoop's own way. The workbench's sessions use it for {@code fs.file.impl}
- * ({@code workbench.spark.DEFAULT_CONF}), from a jar of its own on the JVMs' class path
+ * ({@code workbench.runtime.spark.DEFAULT_CONF}), from a jar of its own on the JVMs' class path
  * ({@code workbench.udfs.jvm.local_files_jar}): Hadoop loads it with the JVM's class loader.
  */
 public final class NioLocalFileSystem extends LocalFileSystem {

@@ -16,7 +16,7 @@ import org.apache.spark.util.AccumulatorV2;
  * <p>Each task fills its own copy; Spark merges a task's copy into the driver's when the task
  * ends, letter by letter under the same budget. So neither a task nor the driver ever holds
  * more than the budget of letters, whatever share of a micro-batch fails to decode; the
- * reader ({@code workbench.deadletters}) reads a spilled span again from Kafka and keeps the
+ * reader ({@code workbench.streaming.deadletters}) reads a spilled span again from Kafka and keeps the
  * records that fail to decode there, which are exactly the letters spilled (and any held ones
  * inside the span, which it drops from the held ones).
  */

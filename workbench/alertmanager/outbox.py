@@ -1,0 +1,205 @@
+"""The outbox: notifications waiting to be delivered, one row per alert and receiver.
+
+A transition (or a repeat of a still-firing alert) adds one ``pending`` row per notifier
+its rule names, due after the rule's ``group_wait``; its payload is a one-alert
+:class:`~workbench.notify.registry.Notification` as a dict. The dispatcher sends the
+pending rows of one group (job, rule, firing or resolved) and receiver as one
+notification, then marks them ``sent``; a failed delivery leaves them ``pending``, due
+again after a capped exponential backoff. Silenced and needless rows are marked
+``silenced`` / ``skipped``; :func:`prune` deletes rows done for longer than the retention
+(``alerting.retention_h``) once their alert is no longer firing, never a pending one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from workbench.alertmanager.tables import PENDING, SENT, AlertRow, OutboxRow
+from workbench.jobs.config import ServiceConfig
+from workbench.jobs.db import Job, now
+
+if TYPE_CHECKING:
+    from workbench.alerts.rules import AlertRule
+    from workbench.notify.registry import Alert
+
+
+def moment(millis: int | None) -> datetime | None:
+    """Epoch ms as an aware UTC datetime."""
+    return None if millis is None else datetime.fromtimestamp(millis / 1000, UTC)
+
+
+def base_url(config: ServiceConfig) -> str:
+    """Where the service is reached: ``external_url``, else where it listens."""
+    if config.external_url:
+        return config.external_url.rstrip("/") + "/"
+    try:
+        data = json.loads((Path(config.state_dir) / "service.json").read_text(encoding="utf-8"))
+        return str(data["url"]).rstrip("/") + "/"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def make_alert(
+    job: Job,
+    rule: AlertRule,
+    fp: str,
+    labels: dict[str, str],
+    status: str,
+    starts_at: datetime,
+    ends_at: datetime | None,
+    values: dict[str, Any],
+    link: str,
+) -> Alert:
+    """One alert of ``rule`` as notifiers take it (templates rendered)."""
+    from workbench.notify.registry import Alert
+
+    return Alert(
+        fingerprint=fp,
+        rule=rule.name,
+        job=job.name,
+        team=job.team,
+        status=status,
+        labels=dict(labels),
+        annotations=rendered(rule, job.name, labels, values),
+        severity=rule.severity,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        generator_url=f"{link}workbench/jobs/{job.id}/health" if link else "",
+        values=dict(values),
+    )
+
+
+def rendered(rule: AlertRule, job: str, labels: dict, values: dict) -> dict[str, str]:
+    """``summary`` and ``description`` rendered; a health rule's ``{value}`` is its
+    measured value (a metric rule's: the first value of its ``when`` columns)."""
+    if rule.kind == "metric":
+        return dict(rule.annotations(job, labels, values))
+    from workbench.alerts.rules import render
+
+    first = next(iter(values.values()), "")
+    fields = {**values, "value": first, "rule": rule.name, "job": job}
+    return {
+        "summary": render(rule.summary, fields) or rule.default_summary(job, values),
+        "description": render(rule.description, fields),
+    }
+
+
+def enqueue(
+    s: Session, job: Job, rule: AlertRule, alert: Alert, link: str, receivers: Sequence[str]
+) -> None:
+    """One pending row per receiver, due after the rule's ``group_wait``."""
+    from workbench.notify.registry import Notification
+
+    due = now() + timedelta(milliseconds=rule.group_wait_ms)
+    for receiver in receivers:
+        note = Notification(receiver, f"{job.name}/{rule.name}", [alert], alert.status, link)
+        s.add(
+            OutboxRow(
+                receiver=receiver,
+                team=job.team,
+                job_id=job.id,
+                rule=rule.name,
+                fingerprint=alert.fingerprint,
+                kind=alert.status,
+                group_key=f"{job.id}/{rule.name}/{alert.status}",
+                payload_json=json.dumps(note.to_dict()),
+                status=PENDING,
+                attempts=0,
+                next_attempt_at=due,
+            )
+        )
+
+
+def due_groups(s: Session, at: datetime | None = None) -> list[tuple[str, str, str]]:
+    """(team, receiver, group key) of every group with a pending row due at ``at``,
+    oldest first."""
+    query = (
+        select(OutboxRow.team, OutboxRow.receiver, OutboxRow.group_key, OutboxRow.id)
+        .where(OutboxRow.status == PENDING, OutboxRow.next_attempt_at <= (at or now()))
+        .order_by(OutboxRow.id)
+    )
+    groups: dict[tuple[str, str, str], None] = {}
+    for team, receiver, key, _ in s.execute(query):
+        groups.setdefault((team, receiver, key), None)
+    return list(groups)
+
+
+def group_rows(s: Session, receiver: str, key: str) -> list[OutboxRow]:
+    """The pending rows of one group for one receiver, oldest first."""
+    query = select(OutboxRow).where(
+        OutboxRow.status == PENDING, OutboxRow.receiver == receiver, OutboxRow.group_key == key
+    )
+    return list(s.scalars(query.order_by(OutboxRow.id)))
+
+
+def last_firing(s: Session, fp: str, receiver: str, before: int | None = None) -> OutboxRow | None:
+    """The newest firing row of alert ``fp`` for ``receiver`` (older than row ``before``)."""
+    query = select(OutboxRow).where(
+        OutboxRow.fingerprint == fp, OutboxRow.receiver == receiver, OutboxRow.kind == "firing"
+    )
+    if before is not None:
+        query = query.where(OutboxRow.id < before)
+    return s.scalars(query.order_by(OutboxRow.id.desc()).limit(1)).first()
+
+
+def last_firing_rows(s: Session) -> dict[tuple[str, str], OutboxRow]:
+    """The newest firing row per (fingerprint, receiver) of every alert firing now."""
+    newest = (
+        select(func.max(OutboxRow.id))
+        .join(AlertRow, AlertRow.fingerprint == OutboxRow.fingerprint)
+        .where(AlertRow.status == "firing", OutboxRow.kind == "firing")
+        .group_by(OutboxRow.fingerprint, OutboxRow.receiver)
+    )
+    rows = s.scalars(select(OutboxRow).where(OutboxRow.id.in_(newest)))
+    return {(r.fingerprint, r.receiver): r for r in rows}
+
+
+def mark_sent(s: Session, ids: Sequence[int]) -> None:
+    for row in _rows(s, ids):
+        row.status, row.sent_at, row.attempts = SENT, now(), row.attempts + 1
+
+
+def mark_failed(
+    s: Session, ids: Sequence[int], error: str, config: ServiceConfig, retryable: bool = True
+) -> float:
+    """Count a failed attempt on the rows; the seconds until they are due again (capped
+    exponential backoff; the cap at once when ``retryable`` is false)."""
+    policy = config.alerting
+    delay = policy.retry_max_s
+    for row in _rows(s, ids):
+        row.attempts += 1
+        if retryable:
+            delay = min(policy.retry_s * 2 ** (row.attempts - 1), policy.retry_max_s)
+        row.next_attempt_at = now() + timedelta(seconds=delay)
+        row.last_error = error[:2000]
+    return delay
+
+
+def prune(s: Session, retention_h: float, at: datetime | None = None) -> int:
+    """Delete the rows done (sent, silenced, skipped) before ``retention_h`` hours ago whose
+    alert is not firing (a firing alert's rows say whom to repeat and resolve to); how many."""
+    firing = select(AlertRow.fingerprint).where(AlertRow.status == "firing")
+    cutoff = (at or now()) - timedelta(hours=retention_h)
+    done = delete(OutboxRow).where(
+        OutboxRow.status != PENDING,
+        OutboxRow.created_at < cutoff,
+        OutboxRow.fingerprint.not_in(firing),
+    )
+    return int(s.execute(done).rowcount or 0)  # type: ignore[attr-defined]
+
+
+def _rows(s: Session, ids: Sequence[int]) -> list[OutboxRow]:
+    if not ids:
+        return []
+    return list(s.scalars(select(OutboxRow).where(OutboxRow.id.in_(list(ids)))))
+
+
+def payload(row: OutboxRow) -> dict[str, Any]:
+    return json.loads(row.payload_json)

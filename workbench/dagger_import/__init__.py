@@ -1,0 +1,1 @@
+"""Migration from Dagger: a Dagger job's ``.properties`` file as a dagger spec."""

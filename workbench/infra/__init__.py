@@ -1,1 +1,0 @@
-"""Local infrastructure the workbench sets up by itself: Maven jars, the UDF jar, services."""

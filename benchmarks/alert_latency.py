@@ -372,7 +372,7 @@ def split(crossing: Crossing, run: Path, fingerprint: str) -> None:
 
 def measure_latency(service: Service, receiver: Receiver, bench: Bench) -> list[Crossing]:
     """The latency job on a live topic: ``--crossings`` crossings timed, then stopped."""
-    from workbench.dev.kafka import create_topics
+    from workbench.kafka.admin import create_topics
 
     args = bench.args
     topic = f"alerts-live-{uuid.uuid4().hex[:6]}"
@@ -393,7 +393,7 @@ def measure_latency(service: Service, receiver: Receiver, bench: Bench) -> list[
 def time_crossings(run: Path, receiver: Receiver, bench: Bench, topic: str) -> list[Crossing]:
     from confluent_kafka import Producer
 
-    from workbench.dev.kafka import LOG
+    from workbench.kafka.admin import LOG
 
     producer = Producer({"bootstrap.servers": bench.bootstrap, "linger.ms": 0, "logger": LOG})
     rng, trigger_s = random.Random(11), spec_trigger_s(bench.args.trigger)

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench.dev.generator import MESSAGES, Generator, Record, encode, malformed_bytes
-from workbench.dev.kafka import Broker, create_topics
+from workbench.dev.kafka import Broker
 from workbench.dev.ports import free_ports
 from workbench.dev.producer import Published, publish
+from workbench.kafka.admin import create_topics
 from workbench.schemas.registry import SchemaRegistry, default_registry
 
 KIND = "bookings"

@@ -305,7 +305,7 @@ def print_step(step: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.dev.kafka import create_topics
+    from workbench.kafka.admin import create_topics
 
     steps = [int(n) for n in args.jobs.split(",")]
     root = Path(tempfile.mkdtemp(prefix="bench-capacity-"))

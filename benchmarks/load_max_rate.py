@@ -23,8 +23,8 @@ from booking_preload import KIND, local_broker
 from confluent_kafka import Producer
 
 from workbench.dev.generator import Generator
-from workbench.dev.kafka import LOG, create_topics
 from workbench.dev.producer import publish
+from workbench.kafka.admin import LOG, create_topics
 
 SEED = 42
 CONF = {

@@ -275,7 +275,7 @@ def main() -> None:
     parser.add_argument("--cold", type=int, default=1, help="cold kernels timed, per mode")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the broker on the way out
-    from workbench.runtime.jvm_archive import build
+    from workbench.dev.setup import build_jvm_archive as build
 
     print(f"Spark JVM class archive: {build()}")
     sys.exit(0 if run(args) else 1)

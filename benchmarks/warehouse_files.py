@@ -71,8 +71,8 @@ def start_times(repeat: int) -> dict[str, float]:
 
 
 def preload(bootstrap: str, topic: str, hours: float, rate: float, start: datetime) -> int:
-    from workbench.dev.kafka import create_topics
     from workbench.dev.producer import publish
+    from workbench.kafka.admin import create_topics
 
     count = int(hours * 3600 * rate)
     booking_preload.check_encoding(7, start)

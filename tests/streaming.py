@@ -10,8 +10,8 @@ import yaml
 
 from workbench.dev.demo import spec_path
 from workbench.dev.generator import Generator
-from workbench.dev.kafka import create_topics
 from workbench.dev.producer import publish
+from workbench.kafka.admin import create_topics
 from workbench.spec import parse
 
 #: Two hours ago on the hour: in the past, since VictoriaMetrics drops points in the future.

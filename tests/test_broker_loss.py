@@ -19,7 +19,7 @@ from geo_reference import surge_windows
 from readback import kafka_messages
 from streaming import Bookings, closed, kafka_sink, surge_rows, surge_spec
 
-from workbench.dev.kafka import create_topics
+from workbench.kafka.admin import create_topics
 
 REPLICATED = {"min.insync.replicas": "2"}
 

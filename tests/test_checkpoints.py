@@ -17,8 +17,8 @@ import pytest
 from cli_runner import workbench
 from streaming import SURGE_SQL, new_topic, publish_events, surge_spec
 
-from workbench.dev.kafka import create_topics
 from workbench.exceptions import CheckpointMismatchError, KafkaClusterChangedError
+from workbench.kafka.admin import create_topics
 from workbench.streaming import checkpoints
 from workbench.streaming.job import StreamingJob, default_checkpoint, with_bootstrap
 

@@ -9,6 +9,7 @@ import threading
 import pytest
 
 import workbench.notebook as wb
+import workbench.notebook.api as wb_api
 from workbench.exceptions import SparkStartError
 from workbench.runtime.spark_start import BackgroundStart, StartTimes
 
@@ -52,10 +53,10 @@ def test_the_notebook_raises_the_background_error_then_starts_again(monkeypatch)
 
     failed = BackgroundStart(broken)
     failed.begin()
-    monkeypatch.setitem(wb._state, "start", failed)
+    monkeypatch.setitem(wb_api._state, "start", failed)
     with pytest.raises(SparkStartError, match="OSError: no java. Spark's log: %dagger_logs"):
         wb.spark()
-    assert wb._state["start"] is None  # the next wb.spark() starts Spark itself
+    assert wb_api._state["start"] is None  # the next wb.spark() starts Spark itself
 
 
 def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, tmp_path):

@@ -59,3 +59,14 @@ def shipped(relative: str) -> Path:
         f"{relative} is missing from the installed package ({PACKAGE_DIR / 'data'}): "
         "reinstall it (pip install --force-reinstall dagger-workbench)"
     )
+
+
+#: Set by ``workbench promote`` in the kernel's environment: the folder a notebook records
+#: into while papermill executes it (:mod:`workbench.notebook.promoting`).
+PROMOTE_DIR_ENV = "WORKBENCH_PROMOTE_DIR"
+
+
+def promote_folder() -> Path | None:
+    """The promote record folder when promote mode is on, else None."""
+    value = os.environ.get(PROMOTE_DIR_ENV)
+    return Path(value) if value else None

@@ -11,7 +11,7 @@ from confluent_kafka import Producer
 
 from workbench.chaos.env import ChaosEnv
 from workbench.chaos.faults import FAULTS
-from workbench.dev.kafka import broker_ids, create_topics
+from workbench.kafka.admin import broker_ids, create_topics
 
 
 def test_a_failed_disk_halts_the_broker_and_the_revert_restores_it(chaos_broker):

@@ -9,7 +9,7 @@ import uuid
 import pytest
 from confluent_kafka import KafkaException, Producer
 
-from workbench.dev.kafka import create_topics
+from workbench.kafka.admin import create_topics
 
 
 def produce_one(bootstrap: str, topic: str, timeout_ms: int = 10000) -> float:

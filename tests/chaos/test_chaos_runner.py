@@ -14,7 +14,7 @@ from workbench.chaos.faults import FAULTS, Fault
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.runner import run_scenario
 from workbench.chaos.scenario import Scenario
-from workbench.dev.kafka import broker_ids, list_topics
+from workbench.kafka.admin import broker_ids, list_topics
 
 
 def scenario(topic: str, fault: str, params: dict, downtime: str = "2s") -> Scenario:

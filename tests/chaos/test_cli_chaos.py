@@ -11,7 +11,7 @@ import sys
 from jobs.service_process import test_home as make_home
 
 from workbench.chaos.journal import RevertJournal
-from workbench.dev.kafka import broker_ids
+from workbench.kafka.admin import broker_ids
 
 SCENARIO = """
 name: kill-under-load

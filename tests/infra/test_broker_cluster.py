@@ -9,7 +9,7 @@ from confluent_kafka.admin import AdminClient
 from polling import wait_for
 
 from workbench.dev.broker_cluster import LAYOUT, BrokerCluster
-from workbench.dev.kafka import broker_ids, create_topics
+from workbench.kafka.admin import broker_ids, create_topics
 
 
 def test_three_nodes_form_one_cluster_with_one_id(kafka_cluster3):

@@ -11,9 +11,10 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 
-from workbench.dev.kafka import Broker, create_topics, delete_topics, list_topics
+from workbench.dev.kafka import Broker
 from workbench.dev.ports import HOST, free_ports
 from workbench.exceptions import SetupError, WorkbenchError
+from workbench.kafka.admin import create_topics, delete_topics, list_topics
 
 
 def unique(prefix: str) -> str:

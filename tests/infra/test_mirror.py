@@ -9,8 +9,8 @@ import uuid
 from confluent_kafka import Consumer, Producer, TopicPartition
 from polling import wait_for
 
-from workbench.dev.kafka import create_topics, list_topics
 from workbench.kafka import mm2 as mm2_checkpoints
+from workbench.kafka.admin import create_topics, list_topics
 
 
 def test_topics_and_group_offsets_reach_the_standby(kafka_mirror):

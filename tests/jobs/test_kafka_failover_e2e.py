@@ -16,8 +16,8 @@ from polling import wait_for
 from service_process import Service
 from streaming import Bookings, closed, influx_v1_rows, influx_v1_sink, surge_spec
 
-from workbench.dev.kafka import create_topics, list_topics
 from workbench.kafka import mm2 as mm2_checkpoints
+from workbench.kafka.admin import create_topics, list_topics
 
 POLICY = {
     "backoff_s": 1, "backoff_max_s": 4, "max_failures": 5, "healthy_after_s": 20,

@@ -26,7 +26,7 @@ def test_a_warm_up_gives_way_to_real_work(spark):
 
 
 def test_a_notebook_being_promoted_is_not_warmed_up(monkeypatch):
-    import workbench.notebook as wb
+    import workbench.notebook.api as wb
     from workbench.notebook import promoting
     from workbench.runtime import spark as spark_module
     from workbench.runtime.spark_start import StartTimes

@@ -50,7 +50,7 @@ def test_each_new_matching_topic_gets_one_job_once(kafka_broker, tmp_path, datab
     quality = settings(topic_pattern=f"{prefix}-.*", bootstrap_servers=bootstrap, every_s=0.01)
     config = ServiceConfig(state_dir=tmp_path / "state", database_url=database_url, quality=quality)
     service = JobService(config)
-    auto = QualityAuto(config, service.db)
+    auto = QualityAuto(service)
     try:
         auto.tick()
         assert names(service) == {job_name(first)}
@@ -64,7 +64,7 @@ def test_each_new_matching_topic_gets_one_job_once(kafka_broker, tmp_path, datab
         assert spec["kind"] == "quality" and spec["streams"][0]["topics"] == [second]
 
         remove(service, job_name(first))
-        again = QualityAuto(config, service.db)  # a restarted service: nothing in memory
+        again = QualityAuto(service)  # a restarted service: nothing in memory
         again.tick()
         assert names(service) == {job_name(second)}
     finally:

@@ -9,7 +9,7 @@ import pytest
 from readback import kafka_messages
 from streaming import publish_events
 
-from workbench.dev.kafka import create_topics
+from workbench.kafka.admin import create_topics
 from workbench.schemas import default_registry
 from workbench.sources.kafka import reader_options
 from workbench.spec import StreamSpec, parse

@@ -278,7 +278,7 @@ def publish(bootstrap: str, registry: SchemaRegistry, count: int) -> str:
     """``count`` bookings (B-0, B-1, ...) on a new topic; returns the topic."""
     from confluent_kafka import Producer
 
-    from workbench.dev.kafka import create_topics
+    from workbench.kafka.admin import create_topics
 
     topic = f"wkt-{uuid.uuid4().hex[:6]}"
     create_topics(bootstrap, {topic: 1})

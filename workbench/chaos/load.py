@@ -110,8 +110,8 @@ def drive(
     is sampled once a second meanwhile and once after the last event was acknowledged.
     ``create_topic=False``: the caller made the topic (a chaos case, before its fault)."""
     from workbench.dev.generator import Generator
-    from workbench.dev.kafka import create_topics
     from workbench.dev.producer import publish
+    from workbench.kafka.admin import create_topics
 
     kind = kind_of(plan.message)
     if create_topic:

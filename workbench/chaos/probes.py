@@ -77,7 +77,7 @@ class Prober:
     def _broker(self) -> dict[str, Any]:
         from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-        from workbench.dev.kafka import LOG
+        from workbench.kafka.admin import LOG
 
         if self._consumer is None:
             conf = {"bootstrap.servers": self.env.bootstrap, "group.id": "chaos-probe"}

@@ -60,7 +60,7 @@ def run_case(
     from dataclasses import replace
 
     from workbench.chaos.blast import resolve
-    from workbench.dev.kafka import create_topics
+    from workbench.kafka.admin import create_topics
 
     targets = resolve(env.client, case.blast_radius, env.job, scenario.team, case.cluster)
     env = replace(env, jobs=targets)

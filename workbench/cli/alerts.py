@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 
+from workbench.cli.args import check_sample, table_arg
 from workbench.cli.jobs import _client, _connection, _print_json, _short_time, table
 from workbench.exceptions import SpecError, WorkbenchError
 
@@ -179,7 +180,6 @@ def _add_silences(actions: argparse._SubParsersAction, conn: argparse.ArgumentPa
 def cmd_test(args: argparse.Namespace) -> int:
     from workbench import spec as spec_module
     from workbench.alerts.testfire import evaluate, rules_of, send
-    from workbench.cli.main import _check_sample
     from workbench.lab.replay import check_tables, plan_recordings, sample_plan
     from workbench.runtime.spark import session
 
@@ -190,7 +190,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     if args.table:
         check_tables([name for name, _ in args.table], None, spec)
     for sample in args.sample or []:
-        _check_sample(sample)
+        check_sample(sample)
     try:
         if args.sample:
             with sample_plan(session(), args.sample, spec=spec) as (plan, _):
@@ -210,8 +210,6 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def _add_test(actions: argparse._SubParsersAction) -> None:
-    from workbench.cli.main import _table_arg
-
     q = actions.add_parser(
         "test",
         help="test-fire a spec's alert rules over recordings or saved samples",
@@ -223,7 +221,7 @@ def _add_test(actions: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--table",
         action="append",
-        type=_table_arg,
+        type=table_arg,
         metavar="NAME=PATH",
         help="a recording for table NAME (repeatable)",
     )

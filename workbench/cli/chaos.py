@@ -143,8 +143,8 @@ def create_through_proxy(args: argparse.Namespace, bootstrap: str) -> None:
     """``dev kafka up --advertised-port --topic``: create the topics through the proxy on the
     advertised port (one for the moment when none runs there)."""
     from workbench.chaos.proxy import FaultProxy
-    from workbench.dev.kafka import create_topics
     from workbench.dev.ports import HOST, port_taken
+    from workbench.kafka.admin import create_topics
 
     if not args.topic:
         return

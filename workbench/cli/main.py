@@ -9,16 +9,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from workbench import __version__
+from workbench.cli.args import check_sample, table_arg
 from workbench.exceptions import WorkbenchError
 
 Command = Callable[[argparse.Namespace], int]
-
-
-def _table_arg(value: str) -> tuple[str, str]:
-    name, sep, path = value.partition("=")
-    if not sep or not name or not path:
-        raise argparse.ArgumentTypeError(f"expected NAME=PATH, got '{value}'")
-    return name, path
 
 
 def _report_spark_start() -> None:
@@ -52,7 +46,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         check_tables([name for name, _ in args.table], sql, spec)
         _not_an_input(args.out, args.table)
     for sample in args.sample or []:
-        _check_sample(sample)
+        check_sample(sample)
     if args.sample:
         from workbench.lab.replay import replay_samples
 
@@ -80,20 +74,6 @@ def _not_an_input(out: str, tables: list[tuple[str, str]]) -> None:
             raise WorkbenchError(
                 f"--out {out} is the recording of --table {name}: write the result elsewhere"
             )
-
-
-def _check_sample(path: str) -> None:
-    """A ``--sample`` file exists and is JSON (before Spark starts)."""
-    from workbench.exceptions import InputFileError, clip
-    from workbench.userfiles import read_text
-
-    try:
-        json.loads(read_text(path, "saved sample", "--sample"))
-    except json.JSONDecodeError as err:
-        raise InputFileError(
-            f"--sample {clip(path)}: not a saved sample (not JSON: {err.msg} at line "
-            f"{err.lineno}); save one with Sample.save"
-        ) from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -217,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--table",
         action="append",
-        type=_table_arg,
+        type=table_arg,
         metavar="NAME=PATH",
         help="a recording for table NAME (repeatable)",
     )

@@ -78,8 +78,8 @@ def _paragraph(job, text: str, detail: str, verbose: bool) -> WorkbenchError:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from workbench.dev.generator import Generator
-    from workbench.dev.kafka import create_topics
     from workbench.dev.producer import TOPICS, publish
+    from workbench.kafka.admin import create_topics
 
     topic = args.topic or TOPICS[args.kind]
     create_topics(args.bootstrap_servers, {topic: args.partitions})
@@ -130,7 +130,7 @@ def _cluster(args: argparse.Namespace):
 
 
 def cmd_kafka_up(args: argparse.Namespace) -> int:
-    from workbench.dev.kafka import create_topics
+    from workbench.kafka.admin import create_topics
 
     if args.advertised_port and args.brokers > 1:
         from workbench.exceptions import SetupError

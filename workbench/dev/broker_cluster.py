@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from workbench.dev.kafka import Broker, BrokerStatus, ClusterNode, broker_ids, random_cluster_id
+from workbench.dev.kafka import Broker, BrokerStatus, ClusterNode, random_cluster_id
 from workbench.dev.ports import HOST
 from workbench.exceptions import SetupError
+from workbench.kafka.admin import broker_ids
 
 LAYOUT = "cluster.json"
 

@@ -43,7 +43,8 @@ class DemoOptions:
 
 def run_demo(options: DemoOptions) -> int:
     from workbench import spec as spec_module
-    from workbench.dev.kafka import Broker, create_topics, delete_topics
+    from workbench.dev.kafka import Broker
+    from workbench.kafka.admin import create_topics, delete_topics
     from workbench.streaming.job import StreamingJob, with_bootstrap
 
     started = time.monotonic()

@@ -2,33 +2,32 @@
 
 The broker runs from Maven Central jars, not a Kafka download. It is detached from
 Python: it outlives the process that started it, and any process can stop it through
-the pid file in its state directory. The module also creates, deletes and lists topics.
+the pid file in its state directory. Topics are made with :mod:`workbench.kafka.admin`.
 """
 
 from __future__ import annotations
 
 import base64
-import logging
 import os
 import shutil
 import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.dev.detached import Detached
 from workbench.dev.ports import HOST, port_taken
-from workbench.exceptions import SetupError, WorkbenchError
+from workbench.exceptions import SetupError
+from workbench.kafka.admin import admin_client
 from workbench.paths import PACKAGE_DIR, subdir
 from workbench.runtime.maven import fetch
 
 if TYPE_CHECKING:
-    from confluent_kafka.admin import AdminClient
+    pass
 
 KAFKA_VERSION = "3.9.2"
 #: Kafka 3.9 logs through slf4j 1.7; reload4j is the log4j 1.x its distribution ships.
@@ -46,8 +45,6 @@ log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 """
 _STARTED = "--- workbench starting Kafka"
 #: librdkafka's own messages (connection refused...) go here rather than to stderr.
-LOG = logging.getLogger(__name__)
-LOG.addHandler(logging.NullHandler())
 
 
 def broker_jars() -> list[Path]:
@@ -236,120 +233,13 @@ class Broker:
         return tail_lines(run.partition("\n")[2] if marker else text, lines)
 
 
-def create_topics(
-    bootstrap: str,
-    topics: Mapping[str, int],
-    replication: int = -1,
-    timeout: float = 30.0,
-    config: Mapping[str, str] | None = None,
-) -> None:
-    """Create each topic with its partition count (and topic ``config``, e.g.
-    ``cleanup.policy``); topics that already exist are fine. ``replication`` -1 is the
-    cluster's ``default.replication.factor`` (1 on the single dev broker, 3 on a 3-node
-    one: a sink's commit topic must survive a broker as its data does).
-
-    Returns once every topic's partitions have a leader, so producers can write at once.
-    """
-    from confluent_kafka.admin import NewTopic
-
-    if not topics:
-        return
-    admin = _admin(bootstrap)
-    new = [
-        NewTopic(name, num_partitions=n, replication_factor=replication, config=dict(config or {}))
-        for name, n in topics.items()
-    ]
-    futures = admin.create_topics(new, request_timeout=timeout)
-    _settle(futures, bootstrap, "create", tolerated="TOPIC_ALREADY_EXISTS", timeout=timeout)
-    _wait_for(admin, bootstrap, lambda md: all(_has_leaders(md, name) for name in topics), timeout)
-
-
-def delete_topics(bootstrap: str, names: Iterable[str], timeout: float = 30.0) -> None:
-    """Delete the topics; topics that do not exist are fine. Returns once they are gone."""
-    names = list(names)
-    if not names:
-        return
-    admin = _admin(bootstrap)
-    futures = admin.delete_topics(names, request_timeout=timeout)
-    _settle(futures, bootstrap, "delete", tolerated="UNKNOWN_TOPIC_OR_PART", timeout=timeout)
-    _wait_for(admin, bootstrap, lambda md: not set(names) & set(md.topics), timeout)
-
-
-def list_topics(bootstrap: str, timeout: float = 10.0) -> list[str]:
-    """Names of the topics on the broker, without internal ones (``__consumer_offsets``...)."""
-    metadata = _metadata(_admin(bootstrap), bootstrap, timeout)
-    return sorted(name for name in metadata.topics if not name.startswith("__"))
-
-
-def broker_ids(bootstrap: str, timeout: float = 5.0) -> set[int]:
-    """Node ids of the brokers the cluster's metadata lists now (empty if none answers)."""
-    from confluent_kafka import KafkaException
-
-    try:
-        return set(_admin(bootstrap).list_topics(timeout=timeout).brokers)
-    except KafkaException:
-        return set()
-
-
-def _admin(bootstrap: str) -> AdminClient:
-    from confluent_kafka.admin import AdminClient
-
-    conf: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": LOG}
-    return AdminClient(conf)
-
-
-def _metadata(admin: AdminClient, bootstrap: str, timeout: float):
-    from confluent_kafka import KafkaException
-
-    try:
-        return admin.list_topics(timeout=timeout)
-    except KafkaException as err:
-        raise WorkbenchError(
-            f"No Kafka broker answers at {bootstrap} ({err.args[0].str()}). "
-            "Is it running? workbench.dev.kafka.Broker().start() starts one."
-        ) from err
-
-
-def _settle(futures: Mapping, bootstrap: str, verb: str, tolerated: str, timeout: float) -> None:
-    from confluent_kafka import KafkaError
-
-    for name, future in futures.items():
-        try:
-            # exception(), not result(): a raised error would tie the client into a cycle
-            # that keeps it (and its reconnect messages) alive until the next gc
-            error = future.exception(timeout)
-        except TimeoutError:
-            raise WorkbenchError(
-                f"Kafka at {bootstrap} did not {verb} topic '{name}' within {timeout:.0f}s."
-            ) from None
-        if error is not None and error.args[0].code() != getattr(KafkaError, tolerated):
-            raise WorkbenchError(
-                f"Could not {verb} Kafka topic '{name}' on {bootstrap}: {error.args[0].str()}"
-            )
-
-
-def _wait_for(admin: AdminClient, bootstrap: str, done, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not done(_metadata(admin, bootstrap, timeout)):
-        if time.monotonic() >= deadline:
-            raise WorkbenchError(f"Kafka at {bootstrap} did not apply the topic change in time.")
-        time.sleep(0.1)
-
-
-def _has_leaders(metadata, name: str) -> bool:
-    topic = metadata.topics.get(name)
-    if topic is None or topic.error is not None or not topic.partitions:
-        return False
-    return all(p.leader >= 0 and p.error is None for p in topic.partitions.values())
-
-
 def _answers(bootstrap: str) -> bool:
     """Whether a broker answers metadata requests (a port probe first keeps librdkafka quiet)."""
     from confluent_kafka import KafkaException
 
     try:
         socket.create_connection((HOST, int(bootstrap.rpartition(":")[2])), timeout=1).close()
-        return bool(_admin(bootstrap).list_topics(timeout=2).brokers)
+        return bool(admin_client(bootstrap).list_topics(timeout=2).brokers)
     except (OSError, KafkaException):
         return False
 

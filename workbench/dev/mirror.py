@@ -188,7 +188,7 @@ class Mirror:
         return self._process.spawn(cmd, self.log_file, self.state_dir, header)
 
     def _wait_ready(self, pid: int, timeout: float) -> None:
-        from workbench.dev.kafka import list_topics
+        from workbench.kafka.admin import list_topics
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from workbench.dev.generator import Generator, Record
-from workbench.dev.kafka import LOG
+from workbench.kafka.admin import LOG
 
 #: default topic per event kind (what the bundled specs read)
 TOPICS = {

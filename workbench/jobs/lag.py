@@ -61,7 +61,7 @@ class BrokerLag:
     def _consumer(self, stream: StreamSpec) -> Any:
         from confluent_kafka import Consumer
 
-        from workbench.dev.kafka import LOG
+        from workbench.kafka.admin import LOG
 
         key = id(stream)
         if key not in self._consumers:

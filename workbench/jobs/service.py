@@ -48,7 +48,7 @@ class JobService(AlertQueries):
         from workbench.jobs.supervisor import Supervisor
 
         if self._supervisor is None:
-            self._supervisor = Supervisor(self.config, self.db)
+            self._supervisor = Supervisor(self.config, self.db, self)
             return bool(self._supervisor.start())
         return self.supervising
 

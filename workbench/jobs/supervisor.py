@@ -43,7 +43,7 @@ import threading
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -61,6 +61,9 @@ from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
 from workbench.quality.auto import QualityAuto
 from workbench.schemas.versions import SchemaVersions
+
+if TYPE_CHECKING:
+    from workbench.jobs.service import JobService
 
 LOG = logging.getLogger(__name__)
 ACTOR = "supervisor"
@@ -101,14 +104,14 @@ def exit_text(code: int) -> str:
 
 
 class Supervisor:
-    def __init__(self, config: ServiceConfig, db: Database):
+    def __init__(self, config: ServiceConfig, db: Database, service: JobService):
         self.config, self.db, self.policy = config, db, config.policy
         self.runs_dir = config.state_dir / "runs"
         self.hosts = Hosts(config.state_dir / "hosts", config.host_command, self._env())
         self.alerting = Alerting(config, db)
         self.rescheduler = Rescheduler(config)
         self.kafka_watch = KafkaWatch(config, db)  # automatic Kafka failover
-        self.quality_auto = QualityAuto(config, db)  # quality jobs for new topics
+        self.quality_auto = QualityAuto(service)  # quality jobs for new topics
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None

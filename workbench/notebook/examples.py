@@ -81,8 +81,8 @@ def demo_events(
     :data:`PARTITIONS` partitions if missing), as fast as the broker takes them. The
     offsets are exact when nothing else writes to ``topic`` meanwhile."""
     from workbench.dev.generator import Generator
-    from workbench.dev.kafka import create_topics
     from workbench.dev.producer import publish
+    from workbench.kafka.admin import create_topics
 
     if isinstance(start, str):
         start = datetime.fromisoformat(start)
@@ -105,7 +105,7 @@ def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30.0) -> dict[int
     answer "not leader" for a while after its leaders show in the metadata: retried."""
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-    from workbench.dev.kafka import LOG
+    from workbench.kafka.admin import LOG
 
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "workbench-offsets", "logger": LOG}

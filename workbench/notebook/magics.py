@@ -15,12 +15,13 @@ traceback; the cell still fails, so papermill stops there as usual.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-import workbench.notebook as wb
+import workbench.notebook.api as wb
 from workbench.exceptions import WorkbenchError
 
 
@@ -88,3 +89,27 @@ def register(ipython: Any) -> None:
 
 def unregister(ipython: Any) -> None:
     ipython.set_custom_exc((), None)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext workbench.notebook``: the ``%%dagger`` magics, clean workbench errors,
+    the Spark JVM's output in a log file (:func:`spark_log`) rather than in the cells, and
+    Spark starting in the background (:func:`start_spark`)."""
+    wb._log_to_file()
+    register(ipython)
+    ipython.observe(_on_exit, names="exit_now")
+    wb.start_spark()
+
+
+def _on_exit(change: dict[str, Any]) -> None:
+    """The kernel is shutting down: end Spark's JVM and tidy the working folder now."""
+    if change["new"]:
+        from workbench.runtime.spark import shutdown
+
+        shutdown()
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    unregister(ipython)
+    with contextlib.suppress(ValueError):
+        ipython.unobserve(_on_exit, names="exit_now")

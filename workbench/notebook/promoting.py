@@ -17,7 +17,7 @@ records into that folder as the notebook goes, with no cell of the notebook chan
   the final spec is that spec, and replays again otherwise.
 
 Outside promote mode nothing is recorded. In promote mode a streaming job refuses to start
-(:func:`refuse_stream`): the stream never runs inside papermill.
+(:meth:`workbench.streaming.job.StreamingJob.start`): the stream never runs inside papermill.
 """
 
 from __future__ import annotations
@@ -25,17 +25,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.exceptions import PromoteError, StreamInPromoteError
+from workbench.exceptions import PromoteError
+from workbench.paths import PROMOTE_DIR_ENV, promote_folder
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from workbench.lab.preview import Preview
     from workbench.spec import DaggerSpec
 
-ENV = "WORKBENCH_PROMOTE_DIR"
+ENV = PROMOTE_DIR_ENV
 SPEC_FILE = "spec.yaml"
 ROWS_FILE = "preview.jsonl"
 PREVIEW_FILE = "preview.json"
@@ -46,16 +49,8 @@ PREVIEW_SPEC_NAME = "preview"  # the name of a preview's own spec (bare SQL, no 
 SESSION_ENV = "JPY_SESSION_NAME"  # the notebook's path, set by jupyter_server for its kernels
 
 
-def folder() -> Path | None:
-    """The record folder when promote mode is on, else None."""
-    value = os.environ.get(ENV)
-    return Path(value) if value else None
-
-
-def refuse_stream(what: str = "a streaming job") -> None:
-    """Raise :class:`StreamInPromoteError` in promote mode; nothing otherwise."""
-    if folder() is not None:
-        raise StreamInPromoteError(what)
+#: The record folder when promote mode is on, else None.
+folder = promote_folder
 
 
 def record(
@@ -64,6 +59,7 @@ def record(
     preview: Preview | None,
     given: Mapping[str, Any],
     new_preview: bool = True,
+    spark: Callable[[], SparkSession] | None = None,
 ) -> None:
     """Write the promoted spec into the record folder (promote mode only), and, when
     ``new_preview`` (``preview`` was just made), its rows, samples and their replay; a
@@ -78,8 +74,8 @@ def record(
         (where / SPEC_FILE).write_text(promoted.to_yaml(), encoding="utf-8")
     if preview is not None and new_preview:
         _record_preview(where, preview, given)
-        if promoted is not None:
-            _replay(where, promoted)
+        if promoted is not None and spark is not None:
+            _replay(where, promoted, spark())
 
 
 def promoted_spec(
@@ -131,19 +127,18 @@ def _record_preview(where: Path, preview: Preview, given: Mapping[str, Any]) -> 
     (where / PREVIEW_FILE).write_text(json.dumps(options, indent=2, default=str), "utf-8")
 
 
-def _replay(where: Path, spec: DaggerSpec) -> None:
+def _replay(where: Path, spec: DaggerSpec, spark: SparkSession) -> None:
     """The samples through the production plan, now, on the kernel's Spark. Any error is
     kept for the promote process, which replays again and reports it."""
     import time
 
     from workbench.lab.replay import replay_samples
-    from workbench.notebook import spark
 
     t0 = time.perf_counter()
     info: dict[str, Any] = {"spec_yaml": spec.to_yaml()}
     samples = sorted((where / SAMPLES_DIR).glob("*.json"))
     try:
-        done = replay_samples(spark(), samples, where / REPLAY_ROWS, spec=spec)
+        done = replay_samples(spark, samples, where / REPLAY_ROWS, spec=spec)
         info |= {"rows": done.rows, "undecodable": done.undecodable}
     except Exception as err:  # noqa: BLE001 (reported by the promote process)
         info["error"] = f"{type(err).__name__}: {err}"

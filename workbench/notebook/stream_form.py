@@ -67,7 +67,7 @@ def named_key(message: str, keys: Iterable[str]) -> str:
 
 
 def _kafka_topics(bootstrap: str) -> list[str]:
-    from workbench.dev.kafka import list_topics
+    from workbench.kafka.admin import list_topics
 
     return list_topics(bootstrap, timeout=5.0)
 

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.jobs.config import QualityAuto as Settings
-    from workbench.jobs.config import ServiceConfig
-    from workbench.jobs.db import Database
+    from workbench.jobs.service import JobService
 
 LOG = logging.getLogger("workbench.quality.auto")
 ACTOR = "quality-auto"
@@ -79,10 +78,9 @@ def _filled(value: Any, topic: str) -> Any:
 class QualityAuto:
     """The supervisor step (see the module docstring)."""
 
-    def __init__(self, config: ServiceConfig, db: Database):
-        self.config, self.db = config, db
+    def __init__(self, service: JobService):
+        self.config, self.db, self._service = service.config, service.db, service
         self._last = float("-inf")
-        self._service: Any = None
 
     def tick(self) -> None:
         settings = self.config.quality
@@ -147,10 +145,7 @@ class QualityAuto:
         import yaml
 
         from workbench.jobs import authz
-        from workbench.jobs.service import JobService
 
-        if self._service is None:
-            self._service = JobService(self.config)
         spec = spec_for(topic, settings, servers)
         who = authz.Principal(ACTOR, admin=True)
         self._service.submit(

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from workbench.server.handlers import ApiError, ApiHandler
+from workbench.server.api import ApiError, ApiHandler
 
 _REF = r"([^/]+)"
 

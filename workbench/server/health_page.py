@@ -21,7 +21,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from workbench.server.handlers import ApiHandler
+from workbench.server.api import ApiHandler
 from workbench.server.health_data import Health, collect
 from workbench.server.health_series import STATUS_COLORS, batches, charts, status_spans
 from workbench.server.svgchart import Series, line_chart, timeline

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.jobs.kafka_clusters import probe, readers, view
-from workbench.server.handlers import ApiHandler
+from workbench.server.api import ApiHandler
 
 
 class KafkaClustersRoute(ApiHandler):

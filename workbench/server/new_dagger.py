@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from workbench.server.handlers import ApiError, ApiHandler
+from workbench.server.api import ApiError, ApiHandler
 
 #: a dagger name: it becomes the notebook's file name and the job's default name
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")

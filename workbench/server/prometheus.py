@@ -18,7 +18,7 @@ from typing import Any
 from tornado.web import HTTPError
 
 from workbench.jobs.views import epoch
-from workbench.server.handlers import ApiHandler
+from workbench.server.api import ApiHandler
 from workbench.server.health_series import STATUS_COLORS
 
 PATH = "metrics"

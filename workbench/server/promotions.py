@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.exceptions import ParityError, PromoteError, PromotionNotFoundError
-from workbench.server.handlers import ApiError, ApiHandler, check_schema_version
+from workbench.server.api import ApiError, ApiHandler, check_schema_version
 
 #: POST promotions body keys
 PROMOTE_KEYS = {"notebook", "team", "name", "cluster", "parameters"}

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from workbench.quality import charts
 from workbench.quality.board import topic_rows
-from workbench.server.handlers import ApiHandler
+from workbench.server.api import ApiHandler
 from workbench.server.health_page import CSP, PageRoute, page
 from workbench.server.quality_routes import hours_of
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 from workbench.quality.board import overview, topic_rows
-from workbench.server.handlers import ApiError, ApiHandler
+from workbench.server.api import ApiError, ApiHandler
 
 
 def hours_of(handler: ApiHandler) -> float:

@@ -24,7 +24,7 @@ from google.protobuf.message import DecodeError
 
 from workbench.exceptions import SchemaForbiddenError
 from workbench.schemas import publishing
-from workbench.server.handlers import ApiError, ApiHandler
+from workbench.server.api import ApiError, ApiHandler
 
 PUBLISH_KEYS = {"descriptor_set", "source", "note", "allow_breaking"}
 

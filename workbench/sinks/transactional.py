@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from workbench.dev.kafka import LOG
 from workbench.exceptions import SinkError
+from workbench.kafka.admin import LOG
 
 COMMIT_TOPIC = "_dagger_sink_commits"
 Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]  # key, value, headers
@@ -125,7 +125,7 @@ class TransactionalWriter:
 
 def _ensure_topics(bootstrap_servers: str, topic: str, partitions: int) -> None:
     """The target topic (``partitions`` if new) and the compacted commit-marker topic."""
-    from workbench.dev.kafka import create_topics
+    from workbench.kafka.admin import create_topics
 
     create_topics(bootstrap_servers, {topic: partitions})
     create_topics(bootstrap_servers, {COMMIT_TOPIC: 1}, config={"cleanup.policy": "compact"})

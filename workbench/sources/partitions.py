@@ -88,7 +88,7 @@ class PartitionReader:
     def __init__(self, bootstrap: str, stream: StreamSpec, timeout_s: float = 30.0):
         from confluent_kafka import Consumer, KafkaException
 
-        from workbench.dev.kafka import LOG
+        from workbench.kafka.admin import LOG
 
         self.bootstrap, self.stream, self.timeout_s = bootstrap, stream, timeout_s
         config: dict[str, Any] = {

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import engine
 from workbench.durations import spark_interval
-from workbench.exceptions import WorkbenchError
-from workbench.paths import subdir
+from workbench.exceptions import StreamInPromoteError, WorkbenchError
+from workbench.paths import promote_folder, subdir
 from workbench.runtime import spark_conf
 from workbench.runtime.spark_errors import summary
 from workbench.sinks import streamed
@@ -225,10 +225,10 @@ class StreamingJob:
     # --- running ----------------------------------------------------------------------
 
     def start(self) -> StreamingJob:
-        from workbench.notebook.promoting import refuse_stream
         from workbench.sinks.log import LogConfig
 
-        refuse_stream(f"streaming job '{self.spec.name}'")
+        if promote_folder() is not None:  # the stream never runs inside papermill
+            raise StreamInPromoteError(f"streaming job '{self.spec.name}'")
         note = checkpoints.check(self.checkpoint, self.spec)
         if note and self.emit is not None:
             self.emit(note)

@@ -9,7 +9,7 @@ protobuf format needs), the S2Id and DistinctCount UDFs and the SurgeJob main un
 
 grpcio-tools' protoc has no Java generator, so protoc comes from Maven Central too
 (``com.google.protobuf:protoc``, the executable for this platform), at the workbench UDF
-jar's protobuf-java version (:data:`workbench.udfs.jvm.PROTOBUF`). Generated Java checks at
+jar's protobuf-java version (:data:`workbench.runtime.udf_jar.PROTOBUF`). Generated Java checks at
 class load that the protobuf-java runtime is at least as new as protoc, so the runtime is
 pinned to that version, over the 4.32.1 flink-protobuf 2.2.0 asks for (the 4.x API holds).
 
@@ -31,9 +31,9 @@ from pathlib import Path
 from workbench.exceptions import SetupError
 from workbench.paths import subdir
 from workbench.runtime.maven import fetch
+from workbench.runtime.udf_jar import PROTOBUF
 from workbench.schemas.compiler import well_known_include
 from workbench.schemas.registry import BUNDLED_PROTOS
-from workbench.udfs.jvm import PROTOBUF
 
 FLINK = "2.2.0"
 KAFKA_CONNECTOR = "5.0.0-2.2"  # the newest flink-connector-kafka; it is built for Flink 2.2

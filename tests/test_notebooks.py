@@ -16,8 +16,8 @@ from geo_reference import s2_id, surge_windows
 from streaming import START, surge_rows, to_ms
 
 from workbench.dev.generator import Generator
-from workbench.lab.scaffold import EXAMPLES
 from workbench.notebook.examples import demo_events
+from workbench.notebook.scaffold import EXAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS, SEED, RATE = 2400, 13, 20.0

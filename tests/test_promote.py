@@ -35,7 +35,7 @@ def example_params(broker, topic: str, **more) -> dict:
 
 def code_notebook(path: Path, *cells: str, parameters: str = "bootstrap = None") -> Path:
     """A notebook on the workbench kernel: a parameters cell, then ``cells``."""
-    from workbench.lab.scaffold import KERNEL
+    from workbench.notebook.scaffold import KERNEL
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = KERNEL
@@ -231,13 +231,12 @@ def test_the_submitted_spec_names_the_owning_team():
 def test_a_renamed_spec_keeps_its_sinks_settings(tmp_path):
     """``--name`` renames the recorded spec; each sink keeps its own keys (an InfluxDB
     sink's measurement and database), not only those every sink has."""
-    from workbench.notebook import promoting
     from workbench.notebook.examples import bundled
-    from workbench.promote import recorded_spec
+    from workbench.promote import SPEC_FILE, recorded_spec
 
     sink = {"type": "influx", "api": 1, "url": "http://127.0.0.1:1", "database": "d",
             "measurement": "surge"}  # fmt: skip
-    (tmp_path / promoting.SPEC_FILE).write_text(bundled("surge-pricing", sinks=[sink]).to_yaml())
+    (tmp_path / SPEC_FILE).write_text(bundled("surge-pricing", sinks=[sink]).to_yaml())
     renamed = recorded_spec(tmp_path, "surge-prod")
     assert renamed.name == "surge-prod"
     assert renamed.sinks[0].model_dump(include=set(sink)) == sink

@@ -12,7 +12,7 @@ from ipykernel.ipkernel import IPythonKernel
 
 from workbench.cli.main import main
 from workbench.exceptions import WorkbenchError
-from workbench.lab.scaffold import KERNEL, generated, new
+from workbench.notebook.scaffold import KERNEL, generated, new
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_shipped_notebook_is_current(path):
     nb = generated(ROOT)[path]
     assert path.read_text(encoding="utf-8") == nbformat.writes(nb) + "\n", (
-        "regenerate with: python -m workbench.lab.scaffold"
+        "regenerate with: python -m workbench.notebook.scaffold"
     )
 
 

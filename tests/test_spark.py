@@ -141,7 +141,7 @@ def _umask() -> int:
 
 def test_the_file_system_jar_joins_the_class_paths_after_yours_and_only_when_used():
     from workbench.runtime.spark import LOCAL_FILES, file_system_classpath
-    from workbench.udfs.jvm import local_files_jar
+    from workbench.runtime.udf_jar import local_files_jar
 
     jar = str(local_files_jar())
     mine = {"spark.hadoop.fs.file.impl": LOCAL_FILES, "spark.driver.extraClassPath": "/opt/a.jar"}

@@ -12,7 +12,7 @@ the rows must equal the preview's (:mod:`workbench.lab.parity`); a difference ra
 is refused (:class:`~workbench.exceptions.PromoteError`): the check needs one.
 
 :func:`promote` then submits the :class:`Promotion` to the job service
-(:class:`workbench.server.client.ServiceClient`), which starts the job.
+(:class:`workbench.client.rest.ServiceClient`), which starts the job.
 """
 
 from __future__ import annotations
@@ -33,9 +33,39 @@ import yaml
 
 from workbench.exceptions import ParityError, PromoteError, UnknownNameError, clip
 from workbench.lab import parity
-from workbench.notebook import promoting
+from workbench.paths import PROMOTE_DIR_ENV
 
 Emit = Callable[[str], None] | None
+
+#: The record folder's files, which a notebook writes while papermill runs it
+#: (:mod:`workbench.notebook.promoting`) and the promote process reads.
+SPEC_FILE = "spec.yaml"
+ROWS_FILE = "preview.jsonl"
+PREVIEW_FILE = "preview.json"
+SAMPLES_DIR = "samples"
+REPLAY_ROWS = "replay.jsonl"
+REPLAY_FILE = "replay.json"
+PREVIEW_SPEC_NAME = "preview"  # the name of a preview's own spec (bare SQL, no wb.use)
+SESSION_ENV = "JPY_SESSION_NAME"  # the notebook's path, set by jupyter_server for its kernels
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML without implicit timestamps: ``-p start 2026-01-01T00:00:00`` is text."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parameter(text: str) -> Any:
+    """A papermill parameter's value from its text: YAML (``0``, ``[{type: log}]``), with
+    timestamps kept as text; text that is not YAML stays text."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError:
+        return text
 
 
 @dataclass
@@ -120,7 +150,7 @@ def submit(
 ) -> dict[str, Any]:
     """Submit the prepared ``promotion``; the version is pinned to ``schema_version`` (the
     latest published by default: :mod:`workbench.jobs.schema_pins`)."""
-    from workbench.server.client import ServiceClient
+    from workbench.client.rest import ServiceClient
 
     t0 = time.perf_counter()
     promotion.spec_yaml = owned_by(promotion.spec_yaml, team)
@@ -162,7 +192,7 @@ def execute(notebook: Path, work: Path, params: dict[str, Any], kernel: str | No
         "-f", str(work / "params.json"), "--cwd", str(notebook.resolve().parent),
         "--no-progress-bar", "--log-level", "WARNING", *(["-k", kernel] if kernel else []),
     ]  # fmt: skip
-    env = {**os.environ, promoting.ENV: str(record.resolve())}
+    env = {**os.environ, PROMOTE_DIR_ENV: str(record.resolve())}
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise PromoteError(_failure(notebook, out, done.stderr))
@@ -212,7 +242,7 @@ def recorded_spec(record: Path, name: str | None) -> Any:
     """The spec the notebook recorded (renamed to ``name`` when given), validated."""
     from workbench.spec import load, parse
 
-    path = record / promoting.SPEC_FILE
+    path = record / SPEC_FILE
     if not path.exists():
         raise PromoteError(
             "the notebook recorded no dagger spec: call wb.use(spec) (or preview SQL over a "
@@ -232,8 +262,8 @@ def _name_of(notebook: Path, record: Path) -> str | None:
 
     from workbench.spec import load
 
-    path = record / promoting.SPEC_FILE
-    if not path.exists() or load(path).name != promoting.PREVIEW_SPEC_NAME:
+    path = record / SPEC_FILE
+    if not path.exists() or load(path).name != PREVIEW_SPEC_NAME:
         return None
     return re.sub(r"[^A-Za-z0-9_-]+", "-", notebook.stem).strip("-_") or None
 
@@ -246,7 +276,7 @@ def check_parity(spec: Any, record: Path, out: Path) -> dict[str, Any]:
     replay = _kernel_replay(record)
     if replay is None:
         replay = _replay(spec, record, out)
-    shown = parity.read_jsonl((record / promoting.ROWS_FILE).read_text(encoding="utf-8"))
+    shown = parity.read_jsonl((record / ROWS_FILE).read_text(encoding="utf-8"))
     replayed = parity.read_jsonl(replay["path"].read_text(encoding="utf-8"))
     diff = parity.compare(shown, replayed, subset=bool(options.get("truncated")))
     if diff:
@@ -274,14 +304,14 @@ def check_parity(spec: Any, record: Path, out: Path) -> dict[str, Any]:
 def _kernel_replay(record: Path) -> dict[str, Any] | None:
     """The kernel's replay (:mod:`workbench.notebook.promoting`) if it ran with the final
     spec and without error."""
-    path = record / promoting.REPLAY_FILE
+    path = record / REPLAY_FILE
     if not path.exists():
         return None
     info = json.loads(path.read_text(encoding="utf-8"))
-    final = (record / promoting.SPEC_FILE).read_text(encoding="utf-8")
+    final = (record / SPEC_FILE).read_text(encoding="utf-8")
     if "error" in info or info["spec_yaml"] != final:
         return None
-    return info | {"path": record / promoting.REPLAY_ROWS, "by": "kernel"}
+    return info | {"path": record / REPLAY_ROWS, "by": "kernel"}
 
 
 def _replay(spec: Any, record: Path, out: Path) -> dict[str, Any]:
@@ -289,14 +319,14 @@ def _replay(spec: Any, record: Path, out: Path) -> dict[str, Any]:
     from workbench.runtime.spark import session
 
     t0 = time.perf_counter()
-    samples = sorted((record / promoting.SAMPLES_DIR).glob("*.json"))
+    samples = sorted((record / SAMPLES_DIR).glob("*.json"))
     done = replay_samples(session(), samples, out, spec=spec)
     seconds = round(time.perf_counter() - t0, 3)
     return {"path": out, "undecodable": done.undecodable, "by": "promote", "seconds": seconds}
 
 
 def _preview_options(record: Path) -> dict[str, Any]:
-    path = record / promoting.PREVIEW_FILE
+    path = record / PREVIEW_FILE
     if not path.exists():
         raise PromoteError(
             "the notebook ran no preview, so there is nothing to check the production plan "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from jobkit import make_config, spec_yaml, teams_file
 
-from workbench.jobs.service import JobService
+from workbench.service.job_service import JobService
 
 #: quick supervision, delivery and health measurement
 FAST = {

@@ -10,7 +10,7 @@ from alertkit import rule, statuses, submit
 from polling import wait_for
 from sqlalchemy import select
 
-from workbench.alertmanager.tables import AlertCursor, OutboxRow
+from workbench.jobs.alert_tables import AlertCursor, OutboxRow
 
 
 def _batches(service, ref) -> int:

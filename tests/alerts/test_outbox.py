@@ -10,8 +10,8 @@ from alertkit import rule
 from jobkit import make_config
 
 from workbench.alertmanager import outbox
-from workbench.alertmanager.tables import AlertRow, OutboxRow
 from workbench.alerts.rules import AlertRule
+from workbench.jobs.alert_tables import AlertRow, OutboxRow
 from workbench.jobs.db import Job, now, open_database
 
 

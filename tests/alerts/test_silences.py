@@ -9,9 +9,9 @@ import pytest
 import sqlalchemy as sa
 
 from workbench.alertmanager import silences
-from workbench.alertmanager.tables import Silence
 from workbench.exceptions import JobForbiddenError, JobServiceError, SilenceNotFoundError
 from workbench.jobs import authz
+from workbench.jobs.alert_tables import Silence
 from workbench.jobs.db import migrate, open_database
 
 BOB = authz.Principal("bob", frozenset({"pricing"}))

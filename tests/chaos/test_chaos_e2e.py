@@ -24,10 +24,10 @@ from workbench.chaos.journal import RevertJournal
 from workbench.chaos.report import write_report
 from workbench.chaos.runner import run_scenario
 from workbench.chaos.scenario import Scenario
+from workbench.client.rest import ServiceClient
 from workbench.dev.ports import free_port
 from workbench.dev.timeseries import InfluxServer
 from workbench.kafka.admin import create_topics
-from workbench.server.client import ServiceClient
 
 WINDOW_S = 10
 WATERMARK_S = 5

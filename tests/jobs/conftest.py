@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from jobkit import make_config, shut
 
-from workbench.jobs.service import JobService
+from workbench.service.job_service import JobService
 
 
 @pytest.fixture

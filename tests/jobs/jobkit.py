@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from workbench.jobs.config import ServiceConfig
-from workbench.jobs.service import JobService
+from workbench.service.job_service import JobService
 
 FAKE_RUNNER = Path(__file__).resolve().parent / "fixtures" / "fake_runner.py"
 FAKE_HOST = Path(__file__).resolve().parent / "fixtures" / "fake_host.py"

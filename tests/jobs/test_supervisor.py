@@ -19,7 +19,7 @@ from sqlalchemy import select
 import workbench
 from workbench.jobs import procs
 from workbench.jobs.db import Job, Run
-from workbench.jobs.supervisor import exit_text
+from workbench.service.supervisor import exit_text
 
 FAST = {
     "max_failures": 3,

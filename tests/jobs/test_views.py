@@ -9,7 +9,7 @@ import pytest
 from jobkit import spec_yaml, teams_file
 from sqlalchemy import event, select
 
-from workbench.alertmanager.tables import AlertRow
+from workbench.jobs.alert_tables import AlertRow
 from workbench.jobs.db import Event, Job, Run, now
 from workbench.jobs.views import ERROR_ACTIONS
 

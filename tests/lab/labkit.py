@@ -74,7 +74,7 @@ def start_viewer_lab(tmp: Path, store: str) -> Jupyter:
     from workbench.dashboard.config import DashboardConfig
     from workbench.dashboard.notebook import render
     from workbench.dashboard.serve import environment
-    from workbench.server.viewers import DASHBOARD
+    from workbench.dashboard.viewers import DASHBOARD
 
     (tmp / DASHBOARD).write_text(render())
     private = tmp / "private"

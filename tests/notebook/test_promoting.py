@@ -13,7 +13,7 @@ import workbench.notebook as wb
 from workbench.exceptions import PromoteError
 from workbench.lab.parity import compare, read_jsonl
 from workbench.lab.sampling import Sample
-from workbench.notebook.promoting import ENV
+from workbench.paths import PROMOTE_DIR_ENV as ENV
 from workbench.spec import load
 
 BY_VEHICLE = """

@@ -27,7 +27,7 @@ def test_a_warm_up_gives_way_to_real_work(spark):
 
 def test_a_notebook_being_promoted_is_not_warmed_up(monkeypatch):
     import workbench.notebook.api as wb
-    from workbench.notebook import promoting
+    from workbench.paths import PROMOTE_DIR_ENV
     from workbench.runtime import spark as spark_module
     from workbench.runtime.spark_start import StartTimes
 
@@ -37,6 +37,6 @@ def test_a_notebook_being_promoted_is_not_warmed_up(monkeypatch):
     monkeypatch.setattr(warmup, "warm_up", calls.append)
     wb._warm_up("session")
     assert calls == ["session"]
-    monkeypatch.setenv(promoting.ENV, "/tmp/promote-record")
+    monkeypatch.setenv(PROMOTE_DIR_ENV, "/tmp/promote-record")
     wb._warm_up("session")
     assert calls == ["session"]

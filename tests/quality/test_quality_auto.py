@@ -10,9 +10,9 @@ import yaml
 from streaming import new_topic
 
 from workbench.jobs.config import ServiceConfig
-from workbench.jobs.service import JobService
 from workbench.kinds import KINDS
 from workbench.quality.auto import QualityAuto, job_name, matching, spec_for
+from workbench.service.job_service import JobService
 
 
 def settings(**extra):

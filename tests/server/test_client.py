@@ -13,6 +13,7 @@ from cli_runner import workbench
 from polling import wait_for
 from servekit import TOKENS
 
+from workbench.client.rest import ServiceClient
 from workbench.dev.ports import free_port
 from workbench.exceptions import (
     JobForbiddenError,
@@ -20,7 +21,6 @@ from workbench.exceptions import (
     ServiceUnreachableError,
     WorkbenchError,
 )
-from workbench.server.client import ServiceClient
 
 
 def test_errors_are_the_service_s_classes_with_its_message(served, alice_job):

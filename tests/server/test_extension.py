@@ -14,8 +14,8 @@ import requests
 from polling import wait_for
 from servekit import TOKENS, write_state
 
+from workbench.client.rest import ServiceClient
 from workbench.dev.ports import free_port
-from workbench.server.client import ServiceClient
 from workbench.server.identity import local_user
 
 HERE = Path(__file__).resolve().parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from workbench.server.svgchart import Series, Span, line_chart, nice_top, timeline
+from workbench.charts import Series, Span, line_chart, nice_top, timeline
 
 SVG = "{http://www.w3.org/2000/svg}"
 

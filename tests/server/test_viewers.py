@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.dashboard.viewers import relative_path, viewer_may
 from workbench.dashboard.voila_hooks import areas_cell_source
-from workbench.server.viewers import relative_path, viewer_may
 
 KERNEL = "0b1c2d3e-aaaa-bbbb-cccc-0123456789ab"
 

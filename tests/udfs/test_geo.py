@@ -21,7 +21,8 @@ import sqlglot
 from geo_reference import haversine_km
 
 from workbench.exceptions import SetupError
-from workbench.udfs import UDFS, jvm
+from workbench.runtime import udf_jar as jvm
+from workbench.udfs import UDFS
 
 SEED = 20240613
 LEVELS = (0, 1, 5, 10, 13, 20, 24, 30)

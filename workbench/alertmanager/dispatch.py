@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from workbench.alertmanager import outbox, silences
 from workbench.alertmanager.rulebook import RuleBook
-from workbench.alertmanager.tables import PENDING, SENT, SILENCED, SKIPPED, AlertRow, OutboxRow
+from workbench.jobs.alert_tables import PENDING, SENT, SILENCED, SKIPPED, AlertRow, OutboxRow
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, now
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from workbench.alertmanager.tables import PENDING, SENT, AlertRow, OutboxRow
+from workbench.jobs.alert_tables import PENDING, SENT, AlertRow, OutboxRow
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Job, now
 

@@ -2,7 +2,7 @@
 silences, each checked against the caller's teams like jobs are (another team's alerts
 are not listed; its job's history is a 404; its silences cannot be made or ended: 403).
 
-:class:`AlertQueries` is mixed into :class:`~workbench.jobs.service.JobService`, so the
+:class:`AlertQueries` is mixed into :class:`~workbench.service.job_service.JobService`, so the
 REST handlers and the CLI reach these as service operations.
 """
 
@@ -15,8 +15,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench.alertmanager import silences
-from workbench.alertmanager.tables import AlertEvent, AlertRow
 from workbench.jobs import authz
+from workbench.jobs.alert_tables import AlertEvent, AlertRow
 from workbench.jobs.db import Database, Job
 from workbench.jobs.views import iso
 

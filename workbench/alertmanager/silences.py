@@ -15,10 +15,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench.alertmanager.tables import Silence
 from workbench.durations import to_millis
 from workbench.exceptions import JobServiceError, SilenceNotFoundError, clip
 from workbench.jobs import authz
+from workbench.jobs.alert_tables import Silence
 from workbench.jobs.db import now
 from workbench.jobs.views import iso
 

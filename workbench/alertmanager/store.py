@@ -25,8 +25,8 @@ from sqlalchemy.orm import Session
 
 from workbench.alertmanager import health, outbox
 from workbench.alertmanager.rulebook import JobRules, RuleBook
-from workbench.alertmanager.tables import AlertCursor, AlertEvent, AlertRow
 from workbench.alerts.state import Evaluator, Transition
+from workbench.jobs.alert_tables import AlertCursor, AlertEvent, AlertRow
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, Run, each_job, now
 from workbench.jobs.rundir import RunDir

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.exceptions import ChaosError
 
 if TYPE_CHECKING:
-    from workbench.server.client import ServiceClient
+    from workbench.client.rest import ServiceClient
 
 
 def resolve(

@@ -15,8 +15,8 @@ from workbench.exceptions import ChaosError
 if TYPE_CHECKING:
     from workbench.chaos.proxy import FaultProxy
     from workbench.chaos.standing_proxy import StandingProxy
+    from workbench.client.rest import ServiceClient
     from workbench.dev.kafka import Broker
-    from workbench.server.client import ServiceClient
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """A chaos run's report: ``report.json`` and one self-contained ``report.html``.
 
 The HTML needs nothing from the network (inline CSS, server-drawn SVG charts from
-:mod:`workbench.server.svgchart`, no script): the hypothesis, per run the faults'
+:mod:`workbench.charts`, no script): the hypothesis, per run the faults'
 timeline, throughput, lag and latency over time, the recovery time, the ledger (when the
 run has one) with every lost or doubled window listed, the verdict, and the playbook of
 each fault used.
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench.server.svgchart import Series, Span, line_chart, timeline
+from workbench.charts import Series, Span, line_chart, timeline
 
 _CSS = """body{font:14px system-ui,sans-serif;margin:2em auto;max-width:820px;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-top:1px solid #ddd;padding-top:1em}

@@ -19,7 +19,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     )  # fmt: skip
     metrics = None
     if args.job:
-        from workbench.server.client import ServiceClient
+        from workbench.client.rest import ServiceClient
 
         client = ServiceClient(args.server, args.token)
         client.get_job(args.job)  # a wrong reference fails before any event is sent
@@ -60,7 +60,7 @@ def cmd_chaos_run(args: argparse.Namespace) -> int:
     )
     env = ChaosEnv(bootstrap, brokers, job=args.job or scenario.job)
     if env.job:
-        from workbench.server.client import ServiceClient
+        from workbench.client.rest import ServiceClient
 
         env.client = ServiceClient(args.server, args.token)
         env.client.get_job(env.job)

@@ -30,7 +30,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _client(args: argparse.Namespace):
-    from workbench.server.client import ServiceClient
+    from workbench.client.rest import ServiceClient
 
     return ServiceClient(args.server, args.token)
 

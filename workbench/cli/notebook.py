@@ -26,7 +26,7 @@ def cmd_kernel_install(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from workbench.lab.scaffold import new
+    from workbench.notebook.scaffold import new
 
     path = new(args.name, args.dir)
     print(f"created {path}: open it in JupyterLab (kernel 'Dagger Workbench (PySpark)')")

@@ -10,28 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
-
-import yaml
 
 from workbench.exceptions import WorkbenchError
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML without implicit timestamps: ``-p start 2026-01-01T00:00:00`` is text."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def parameter(text: str) -> Any:
-    try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
-    except yaml.YAMLError:
-        return text
+from workbench.promote import parameter
 
 
 def cmd_promote(args: argparse.Namespace) -> int:

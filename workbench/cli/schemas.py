@@ -89,7 +89,7 @@ def _remote(args: argparse.Namespace) -> bool:
     """Whether a job service is configured (``--server`` or ``$WORKBENCH_SERVER``)."""
     import os
 
-    from workbench.server.client import SERVER_ENV
+    from workbench.client.rest import SERVER_ENV
 
     return bool(args.server or os.environ.get(SERVER_ENV))
 

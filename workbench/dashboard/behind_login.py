@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.dashboard.errors import DashboardLoginError
-from workbench.server.viewers import DASHBOARD
+from workbench.dashboard.viewers import DASHBOARD
 
 #: the dashboard's address under the server's base_url
 DASHBOARD_URL = f"voila/render/{DASHBOARD}"

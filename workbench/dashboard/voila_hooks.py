@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from workbench.dashboard.config import ENV_PREFIX
-from workbench.server.viewers import viewer_areas
+from workbench.dashboard.viewers import viewer_areas
 
 AREAS_ENV = ENV_PREFIX + "AREAS"
 

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
-from workbench.alertmanager.tables import AlertRow
+from workbench.jobs.alert_tables import AlertRow
 from workbench.jobs.db import Event, Job, Run, Version
 from workbench.jobs.metrics import KEYS
 from workbench.jobs.rundir import RunDir

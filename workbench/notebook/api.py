@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import SparkStartError, UnknownNameError
+from workbench.paths import promote_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,11 +96,10 @@ def _warm_up(spark: SparkSession) -> None:
     """When the background start made ``spark``, the first preview's one-off costs paid now
     (:mod:`.warmup`; a ``warm-up`` phase of the start's times). Not in a notebook being
     promoted: papermill runs its cells at once, and the warm-up would only compete."""
-    from workbench.notebook import promoting
     from workbench.notebook.warmup import warm_up
     from workbench.runtime.spark import last_start
 
-    if os.environ.get(promoting.ENV):
+    if promote_folder() is not None:
         return
     times = last_start()
     if times is not None and times is _state["started"]:

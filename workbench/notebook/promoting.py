@@ -30,23 +30,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import PromoteError
-from workbench.paths import PROMOTE_DIR_ENV, promote_folder
+from workbench.paths import promote_folder
+from workbench.promote import (
+    PREVIEW_FILE,
+    REPLAY_FILE,
+    REPLAY_ROWS,
+    ROWS_FILE,
+    SAMPLES_DIR,
+    SESSION_ENV,
+    SPEC_FILE,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from workbench.lab.preview import Preview
     from workbench.spec import DaggerSpec
-
-ENV = PROMOTE_DIR_ENV
-SPEC_FILE = "spec.yaml"
-ROWS_FILE = "preview.jsonl"
-PREVIEW_FILE = "preview.json"
-SAMPLES_DIR = "samples"
-REPLAY_ROWS = "replay.jsonl"
-REPLAY_FILE = "replay.json"
-PREVIEW_SPEC_NAME = "preview"  # the name of a preview's own spec (bare SQL, no wb.use)
-SESSION_ENV = "JPY_SESSION_NAME"  # the notebook's path, set by jupyter_server for its kernels
 
 
 #: The record folder when promote mode is on, else None.

@@ -6,7 +6,7 @@ user ``quality-auto``, a ``kind: quality`` spec (:func:`spec_for`) for each matc
 topic it has not handled yet and that has no job named :func:`job_name`. The job is then
 an ordinary job of the configured team: supervised, stopped, edited and removed like any
 other. Handled topics are kept in the service's database
-(:class:`~workbench.quality.tables.QualityTopic`), so a removed job is not made again,
+(:class:`~workbench.jobs.quality_tables.QualityTopic`), so a removed job is not made again,
 also after the service restarts.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.jobs.config import QualityAuto as Settings
-    from workbench.jobs.service import JobService
+    from workbench.service.job_service import JobService
 
 LOG = logging.getLogger("workbench.quality.auto")
 ACTOR = "quality-auto"
@@ -129,14 +129,14 @@ class QualityAuto:
     def _handled(self, source: str) -> set[str]:
         from sqlalchemy import select
 
-        from workbench.quality.tables import QualityTopic
+        from workbench.jobs.quality_tables import QualityTopic
 
         with self.db.session() as s:
             query = select(QualityTopic.topic).where(QualityTopic.source == source)
             return set(s.scalars(query))
 
     def _remember(self, source: str, topic: str, job: str) -> None:
-        from workbench.quality.tables import QualityTopic
+        from workbench.jobs.quality_tables import QualityTopic
 
         with self.db.session() as s:
             s.merge(QualityTopic(source=source, topic=topic, job=job))

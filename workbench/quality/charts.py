@@ -1,4 +1,4 @@
-"""A topic's quality windows as HTML: charts (inline SVG, :mod:`workbench.server.svgchart`)
+"""A topic's quality windows as HTML: charts (inline SVG, :mod:`workbench.charts`)
 of the score, completeness, record counts and latencies, and a table of the last windows.
 The job service's quality page and the Voila view (notebooks/quality.ipynb) show it.
 Rows are metric rows with ``window_timestamp`` in epoch milliseconds
@@ -11,8 +11,8 @@ import html
 import time
 from typing import Any
 
+from workbench.charts import Series, line_chart
 from workbench.quality.metrics import COUNTS
-from workbench.server.svgchart import Series, line_chart
 
 COLORS = ("#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#6a3d9a", "#17becf")
 PERCENTILES = ("p50", "p95", "p99")

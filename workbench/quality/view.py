@@ -56,7 +56,7 @@ def quality_html(source: str | Path, topic: str | None = None, hours: float | No
     topics = sorted({r["tag_topic"] for r in rows if topic in (None, r["tag_topic"])})
     if not topics:
         return f"<p>No quality windows in {source}{f' for topic {topic}' if topic else ''}.</p>"
-    from workbench.server.health_page import STYLE
+    from workbench.charts import STYLE
 
     parts = [charts.topic_html(t, [r for r in rows if r["tag_topic"] == t]) for t in topics]
     return f"<style>{STYLE}</style>" + "".join(parts)

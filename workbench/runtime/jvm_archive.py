@@ -13,7 +13,7 @@ jar, the Kafka connector) are not archived (the JVM archives only its built-in c
 loaders'), so a rebuilt UDF jar needs no new archive.
 
 The archive's name carries the PySpark version, the Java installation it was made
-with and the jar on the driver's class path (``workbench.udfs.jvm.local_files_jar``);
+with and the jar on the driver's class path (``workbench.runtime.udf_jar.local_files_jar``);
 another Java, PySpark or jar simply finds none. The JVM checks the rest (its class path)
 itself and ignores an archive that does not fit. ``$WORKBENCH_JVM_ARCHIVE=off`` starts
 without it.
@@ -35,7 +35,7 @@ def path() -> Path:
     """Where the archive for this PySpark and this Java lives (whether or not it exists)."""
     import pyspark
 
-    from workbench.udfs.jvm import local_files_jar
+    from workbench.runtime.udf_jar import local_files_jar
 
     java = shutil.which("java", path=_java_bin()) or "java"
     real = Path(java).resolve()

@@ -39,12 +39,12 @@ if TYPE_CHECKING:
 
 #: "module:function" returning a list of jar paths; called before the session starts.
 JAR_PROVIDERS: list[str] = [
-    "workbench.udfs.jvm:udf_jars",
+    "workbench.runtime.udf_jar:udf_jars",
     "workbench.sources.kafka:connector_jars",
 ]
 
 CHECKPOINT_FILES = "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager"
-LOCAL_FILES = "io.daggerworkbench.fs.NioLocalFileSystem"  # workbench.udfs.jvm.local_files_jar
+LOCAL_FILES = "io.daggerworkbench.fs.NioLocalFileSystem"  # runtime.udf_jar.local_files_jar
 DEFAULT_CONF: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
@@ -201,7 +201,7 @@ def file_system_classpath(settings: Mapping[str, str]) -> dict[str, str]:
     that class with the JVM's own class loader, before ``spark.jars`` are added (spark-submit
     resolves paths first; an executor may too); a remote worker without the jar at that path
     skips the entry and its tasks load the class from ``spark.jars``."""
-    from workbench.udfs.jvm import local_files_jar
+    from workbench.runtime.udf_jar import local_files_jar
 
     if settings.get("spark.hadoop.fs.file.impl") != LOCAL_FILES:
         return {}

@@ -22,12 +22,11 @@ from typing import Any
 
 import tornado.web
 
+from workbench.client.embedded import SERVICE_FILE
 from workbench.exceptions import WorkbenchError
 from workbench.server.handlers import ApiHandler, NoRoute, rules
 from workbench.server.identity import Identify, TokenIdentity, local_token, read_token
 from workbench.server.pages import page_rules
-
-SERVICE_FILE = "service.json"
 
 
 class StandaloneHandler(ApiHandler):
@@ -63,7 +62,7 @@ def serve(
 ) -> int:
     """Run the service until SIGTERM/SIGINT. ``ready(url)`` is called once listening."""
     from workbench.jobs.config import ServiceConfig
-    from workbench.jobs.service import JobService
+    from workbench.service.job_service import JobService
 
     config = ServiceConfig.load(state_dir, config_file)
     state = Path(config.state_dir)

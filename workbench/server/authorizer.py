@@ -2,7 +2,7 @@
 workbench.server.authorizer.WorkbenchAuthorizer``.
 
 A viewer (teams file ``viewers:``) is denied every resource but what rendering the
-dashboard needs (:func:`workbench.server.viewers.viewer_may`); everyone else passes
+dashboard needs (:func:`workbench.dashboard.viewers.viewer_may`); everyone else passes
 unchanged, as with Jupyter's default AllowAllAuthorizer. Jupyter asks the authorizer only
 from handlers marked ``@authorized`` (the REST APIs, the kernels' websocket); JupyterLab's
 and Voila's pages are only ``@authenticated``, so :func:`gate` asks it for every request
@@ -17,7 +17,7 @@ from jupyter_server.auth.authorizer import Authorizer
 from tornado import web
 from traitlets import List, Unicode
 
-from workbench.server.viewers import DASHBOARD, refusal, relative_path, viewer_areas, viewer_may
+from workbench.dashboard.viewers import DASHBOARD, refusal, relative_path, viewer_areas, viewer_may
 
 
 class WorkbenchAuthorizer(Authorizer):

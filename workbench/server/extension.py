@@ -102,7 +102,7 @@ def _jupyter_server_extension_points() -> list[dict]:
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     from workbench.jobs.config import ServiceConfig
-    from workbench.jobs.service import JobService
+    from workbench.service.job_service import JobService
 
     settings = WorkbenchService(parent=serverapp)
     state = settings.state_dir or os.environ.get(STATE_ENV) or None

@@ -4,7 +4,7 @@ Served by the same handlers as the API, in ``workbench serve`` and in the Jupyte
 extension, with the same identity and team authorization (another team's job: 404). A
 browser without an ``Authorization`` header may give the API token as ``?token=T`` (on
 Jupyter, its own login applies). The page is self-contained: charts are inline SVG drawn
-here (:mod:`workbench.server.svgchart`), no script runs, and its Content-Security-Policy
+here (:mod:`workbench.charts`), no script runs, and its Content-Security-Policy
 lets the browser fetch nothing (``default-src 'none'``). It reloads every 30 s.
 
 Shown: the job's status and metrics, its status history, per micro-batch rates, batch
@@ -21,10 +21,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from workbench.charts import STYLE, Series, line_chart, timeline
 from workbench.server.api import ApiHandler
 from workbench.server.health_data import Health, collect
 from workbench.server.health_series import STATUS_COLORS, batches, charts, status_spans
-from workbench.server.svgchart import Series, line_chart, timeline
 
 PATH = r"jobs/([^/]+)/health"
 REFRESH_S = 30
@@ -34,16 +34,6 @@ CSP = (
     "form-action 'none'; frame-ancestors 'self'"
 )
 OUTPUT_COLORS = ("#6a3d9a", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#17becf")
-STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222;max-width:1100px}
-h1{font-size:1.4rem;margin:0 0 .3rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem}
-.status{display:inline-block;padding:.1rem .5rem;border-radius:.3rem;color:#fff}
-table{border-collapse:collapse;font-size:.85rem}td,th{padding:.2rem .6rem;text-align:left;
-border-bottom:1px solid #eee;vertical-align:top}.muted{color:#777}.problem{color:#b71c1c}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:1rem}
-.chart-empty{padding:.8rem;border:1px dashed #ccc;color:#666}
-code{font-size:.8rem;background:#f5f5f5;padding:.1rem .3rem}
-"""
 
 
 def query_token(handler: Any) -> None:

@@ -2,7 +2,7 @@
 
 - Status history: the job's events, each supervisor action read as the status it starts
   (``spawn`` → STARTING, ``running`` → RUNNING, ``backoff`` → BACKING_OFF, ...), as
-  :class:`~workbench.server.svgchart.Span` bands up to now.
+  :class:`~workbench.charts.Span` bands up to now.
 - Per micro-batch, from ``progress.jsonl`` of each run of the job's current version
   (one record per batch, :func:`workbench.jobs.metrics.record`): input and processed
   rate, batch duration, offsets behind latest, watermark delay (the batch's time minus
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from workbench.charts import Series, Span
 from workbench.jobs.views import epoch
-from workbench.server.svgchart import Series, Span
 
 #: the status an event's action starts (actions not listed change no status)
 STATUS_OF_ACTION = {

@@ -15,7 +15,7 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")
 
 class NewDaggerRoute(ApiHandler):
     async def get(self) -> None:
-        from workbench.lab.scaffold import for_this_kernel, template
+        from workbench.notebook.scaffold import for_this_kernel, template
 
         self.caller()  # Jupyter's login, as every route
         name = self.get_query_argument("name", "my-dagger")

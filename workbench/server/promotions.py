@@ -146,7 +146,7 @@ class Promotions:
 def parameters(data: dict[str, Any]) -> dict[str, Any]:
     """The request's papermill parameters: an object, or YAML text of one (values as
     ``workbench promote -p KEY VALUE`` reads them)."""
-    from workbench.cli.promote import parameter
+    from workbench.promote import parameter
 
     given = data.get("parameters") or {}
     found = parameter(given) if isinstance(given, str) else given

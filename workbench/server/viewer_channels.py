@@ -4,7 +4,7 @@
 Voila's page talks to its kernel over Jupyter's kernel websocket, which would forward any
 message, ``execute_request`` included: a viewer could run code in the dashboard's kernel
 and read any city. For a viewer this connection forwards only the widgets' messages
-(:data:`workbench.server.viewers.VIEWER_MESSAGES`) and drops the rest with a warning;
+(:data:`workbench.dashboard.viewers.VIEWER_MESSAGES`) and drops the rest with a warning;
 other users' connections are Jupyter's own, unchanged.
 """
 
@@ -19,7 +19,7 @@ from jupyter_server.services.kernels.connection.base import (
 )
 from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
 
-from workbench.server.viewers import VIEWER_MESSAGES, viewer_areas
+from workbench.dashboard.viewers import VIEWER_MESSAGES, viewer_areas
 
 V1 = "v1.kernel.websocket.jupyter.org"
 

@@ -1,7 +1,7 @@
 """Dagger's geo functions: S2 cells and geohashes on the JVM, distance as built-in SQL.
 
 The JVM functions are the Java classes in ``udfs/java/io/daggerworkbench/udf`` (built by
-:mod:`workbench.udfs.jvm`); ``Distance`` is rewritten into Spark's own math functions.
+:mod:`workbench.runtime.udf_jar`); ``Distance`` is rewritten into Spark's own math functions.
 """
 
 from __future__ import annotations

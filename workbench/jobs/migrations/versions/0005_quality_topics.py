@@ -1,4 +1,4 @@
-"""Quality: the topics the service's ``quality:`` step has handled (workbench/quality/tables.py).
+"""Quality: the topics the service's ``quality:`` step has handled (jobs/quality_tables.py).
 
 Revision ID: 0005
 Revises: 0004

@@ -24,7 +24,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * A permission with the sticky bit, or a file store without POSIX attributes, goes to
  * Hadoop's own way. The workbench's sessions use it for {@code fs.file.impl}
  * ({@code workbench.runtime.spark.DEFAULT_CONF}), from a jar of its own on the JVMs' class path
- * ({@code workbench.udfs.jvm.local_files_jar}): Hadoop loads it with the JVM's class loader.
+ * ({@code workbench.runtime.udf_jar.local_files_jar}): Hadoop loads it with the JVM's class loader.
  */
 public final class NioLocalFileSystem extends LocalFileSystem {
     public NioLocalFileSystem() {

@@ -1,10 +1,10 @@
 """``ServiceClient``: the job service over HTTP, for the CLI, ``promote`` and notebooks.
 
 Where it connects: ``url``/``token`` given, else ``$WORKBENCH_SERVER`` /
-``$WORKBENCH_TOKEN``, else the embedded default (:mod:`workbench.server.embedded`: the
+``$WORKBENCH_TOKEN``, else the embedded default (:mod:`workbench.client.embedded`: the
 local service of ``$WORKBENCH_HOME/service``, started on first use and reused while it
 lives; its owner token makes the local user an admin). The methods mirror
-:class:`workbench.jobs.service.JobService` without its ``who`` argument; an error answer
+:class:`workbench.service.job_service.JobService` without its ``who`` argument; an error answer
 raises the service's own exception class (``JobNotFoundError``, ``JobForbiddenError``...)
 with the server's message.
 """
@@ -35,7 +35,7 @@ class ServiceClient:
         url = url or os.environ.get(SERVER_ENV) or None
         token = token or os.environ.get(TOKEN_ENV) or None
         if not url:
-            from workbench.server.embedded import ensure
+            from workbench.client.embedded import ensure
 
             url, local = ensure()
             token = token or local

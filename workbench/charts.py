@@ -23,6 +23,18 @@ TICKS = 5  # time labels along the x axis
 
 Point = tuple[float, float | None]
 
+#: The CSS of the pages these charts go in (the health, quality and chaos pages).
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222;max-width:1100px}
+h1{font-size:1.4rem;margin:0 0 .3rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem}
+.status{display:inline-block;padding:.1rem .5rem;border-radius:.3rem;color:#fff}
+table{border-collapse:collapse;font-size:.85rem}td,th{padding:.2rem .6rem;text-align:left;
+border-bottom:1px solid #eee;vertical-align:top}.muted{color:#777}.problem{color:#b71c1c}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:1rem}
+.chart-empty{padding:.8rem;border:1px dashed #ccc;color:#666}
+code{font-size:.8rem;background:#f5f5f5;padding:.1rem .3rem}
+"""
+
 
 @dataclass(frozen=True)
 class Series:

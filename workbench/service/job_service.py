@@ -1,7 +1,7 @@
 """The job service: every operation on jobs, authorization-checked and recorded as events.
 
 Actions set what a job should be doing (``desired``: running or stopped, a restart
-token, its current version); the supervisor (:mod:`workbench.jobs.supervisor`) makes the
+token, its current version); the supervisor (:mod:`workbench.service.supervisor`) makes the
 processes follow. ``JobService`` is what the HTTP handlers and the CLI call::
 
     svc = JobService(ServiceConfig.load())
@@ -45,7 +45,7 @@ class JobService(AlertQueries):
     def start_supervisor(self) -> bool:
         """Run the reconcile loop in a thread; False while another process supervises this
         state (this one then stands by and takes over when that process ends)."""
-        from workbench.jobs.supervisor import Supervisor
+        from workbench.service.supervisor import Supervisor
 
         if self._supervisor is None:
             self._supervisor = Supervisor(self.config, self.db, self)

@@ -63,7 +63,7 @@ from workbench.quality.auto import QualityAuto
 from workbench.schemas.versions import SchemaVersions
 
 if TYPE_CHECKING:
-    from workbench.jobs.service import JobService
+    from workbench.service.job_service import JobService
 
 LOG = logging.getLogger(__name__)
 ACTOR = "supervisor"

@@ -18,9 +18,9 @@ from pathlib import Path
 import requests
 
 from workbench.exceptions import ServiceUnreachableError
-from workbench.server.app import SERVICE_FILE
-from workbench.server.identity import read_token
 
+#: What ``workbench serve`` records in its state folder: its URL and owner token file.
+SERVICE_FILE = "service.json"
 LOG_FILE = "serve.log"
 START_TIMEOUT_S = 60.0
 
@@ -46,7 +46,7 @@ def live(state: Path) -> tuple[str, str] | None:
     try:
         record = json.loads((state / SERVICE_FILE).read_text(encoding="utf-8"))
         url = record["url"]
-        token = read_token(Path(record["token_file"]))
+        token = Path(record["token_file"]).read_text(encoding="utf-8").strip()
     except (OSError, ValueError, KeyError, TypeError):
         return None
     try:

@@ -1,6 +1,6 @@
 """The notebooks we ship, built from code: the "new dagger" template (``workbench new``)
 and the example notebooks. ``templates/`` and ``notebooks/`` hold their output;
-``python -m workbench.lab.scaffold`` writes them again (a test checks they are current).
+``python -m workbench.notebook.scaffold`` writes them again (a test checks they are current).
 
 Every notebook has a papermill ``parameters`` cell, runs top to bottom on the
 ``dagger-workbench`` kernel against a Kafka broker (the local one by default) and,
@@ -274,7 +274,7 @@ def generated(root: Path) -> dict[Path, Any]:
     return out
 
 
-if __name__ == "__main__":  # python -m workbench.lab.scaffold [ROOT]
+if __name__ == "__main__":  # python -m workbench.notebook.scaffold [ROOT]
     root = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     for path, nb in generated(root).items():
         print(f"wrote {write(nb, path)}")

@@ -23,12 +23,12 @@ import zipfile
 from pathlib import Path
 
 from workbench.exceptions import SetupError
-from workbench.paths import subdir
+from workbench.paths import PACKAGE_DIR, subdir
 from workbench.runtime.maven import fetch
 
-JAVA_SOURCES = Path(__file__).resolve().parent / "java"
+JAVA_SOURCES = PACKAGE_DIR / "udfs" / "java"
 #: The local file system class, apart from the UDFs (:func:`local_files_jar`).
-LOCAL_FS_SOURCES = Path(__file__).resolve().parent / "java-fs"
+LOCAL_FS_SOURCES = PACKAGE_DIR / "udfs" / "java-fs"
 S2_GEOMETRY = "com.google.geometry:s2-geometry:2.0.0"
 JSON_PATH = "com.jayway.jsonpath:json-path:2.9.0"  # what Dagger's JsonQuery uses
 #: ProtoDecode's descriptors; pyspark/jars holds only shaded copies (orc), so none clashes.

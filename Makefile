@@ -1,7 +1,8 @@
 # Dagger Workbench — every target sets up what it needs first (idempotent).
 #   make demo    set up, then run the demo dagger on the embedded default
 #   make test    set up, then run the whole test suite
-#   make check   ruff (lint + format check), mypy on workbench/, ESLint + prettier on the extension
+#   make check   import-linter (layers, no cycle), ruff (lint + format check), mypy on workbench/,
+#                ESLint + prettier on the extension
 #   make kernel  install the "Dagger Workbench (PySpark)" Jupyter kernel into .venv (pip
 #                install enables the job service's Jupyter server extension there)
 #   make labextension  build the JupyterLab extension (extensions/dagger-workbench) into
@@ -45,6 +46,7 @@ demo: setup
 	$(BIN)/workbench demo
 
 test: setup labextension test-system
+	$(BIN)/lint-imports
 	cd extensions/dagger-workbench && PATH="$(abspath $(BIN)):$$PATH" jlpm test
 	@$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
@@ -61,6 +63,7 @@ lab: setup kernel labextension
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 check: $(STAMP) labextension
+	$(BIN)/lint-imports
 	$(BIN)/ruff check workbench tests benchmarks
 	$(BIN)/ruff format --check workbench tests benchmarks
 	$(BIN)/mypy workbench

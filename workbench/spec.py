@@ -20,10 +20,8 @@ from workbench.alerts.rules import AlertRule, NotifierProblem, check_notifiers
 from workbench.durations import to_millis
 from workbench.exceptions import SpecError, UnknownNameError, clip
 from workbench.resources import Resources
+from workbench.schemas.sparktypes import DEFAULT_RECURSION_DEPTH
 from workbench.sinks.registry import SINKS, SinkConfig
-
-#: How many times a message may hold itself along a path (``max_recursion_depth``).
-DEFAULT_RECURSION_DEPTH = 3
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 MAX_NAME = 100  # a dagger's name becomes a folder name (checkpoints, artifacts)

@@ -33,6 +33,20 @@ _DEP = """    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><ver
       <exclusions>{excl}</exclusions></dependency>"""
 _EXCL = "<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
 
+#: Jars Spark already ships in pyspark/jars: never fetch a second copy.
+SPARK_PROVIDED = [
+    "org.apache.hadoop:hadoop-client-api",
+    "org.apache.hadoop:hadoop-client-runtime",
+    "com.google.code.findbugs:jsr305",
+    "org.lz4:lz4-java",
+    "org.xerial.snappy:snappy-java",
+    "com.github.luben:zstd-jni",
+    "org.scala-lang:scala-library",
+    "org.scala-lang.modules:scala-parallel-collections_2.13",
+    "org.slf4j:slf4j-api",
+    "org.apache.spark:spark-tags_2.13",
+]
+
 
 def _dependency(coordinate: str, exclude: Sequence[str]) -> str:
     parts = coordinate.split(":")

@@ -21,7 +21,7 @@ well-known types that hold JSON, which ``from_protobuf`` refuses as recursive:
 * a message field with no fields left (e.g. ``google.protobuf.Empty``) is dropped, unless
   ``retain.empty.message.types``; a message may hold itself at most
   ``recursive.fields.max.depth`` times along a path (1..10; for the workbench a stream's
-  ``max_recursion_depth``, default :data:`~workbench.spec.DEFAULT_RECURSION_DEPTH`), the
+  ``max_recursion_depth``, default :data:`DEFAULT_RECURSION_DEPTH`), the
   field that would nest it once more is dropped (``-1``: recursion is an error);
 * with ``mode=PERMISSIVE`` everything becomes nullable.
 
@@ -39,7 +39,9 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from pyspark.sql import types as T
 
 from workbench.exceptions import SchemaError
-from workbench.spec import DEFAULT_RECURSION_DEPTH
+
+#: How many times a message may hold itself along a path (a spec's ``max_recursion_depth``).
+DEFAULT_RECURSION_DEPTH = 3
 
 _INT = {
     FieldDescriptor.TYPE_INT32,

@@ -29,20 +29,6 @@ if TYPE_CHECKING:
     from workbench.spec import StreamSpec
     from workbench.streams import ResolvedStream
 
-#: Jars Spark already ships in pyspark/jars: never fetch a second copy.
-SPARK_PROVIDED = [
-    "org.apache.hadoop:hadoop-client-api",
-    "org.apache.hadoop:hadoop-client-runtime",
-    "com.google.code.findbugs:jsr305",
-    "org.lz4:lz4-java",
-    "org.xerial.snappy:snappy-java",
-    "com.github.luben:zstd-jni",
-    "org.scala-lang:scala-library",
-    "org.scala-lang.modules:scala-parallel-collections_2.13",
-    "org.slf4j:slf4j-api",
-    "org.apache.spark:spark-tags_2.13",
-]
-
 #: Kafka record metadata each stream table carries next to the message's fields.
 METADATA = {
     "kafka_topic": "topic",
@@ -56,7 +42,7 @@ def connector_jars() -> list[Path]:
     """spark-sql-kafka (and kafka-clients, commons-pool2, the token provider) for this pyspark."""
     import pyspark
 
-    from workbench.runtime.maven import fetch
+    from workbench.runtime.maven import SPARK_PROVIDED, fetch
 
     version = pyspark.__version__
     coordinate = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"

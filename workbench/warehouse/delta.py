@@ -30,8 +30,7 @@ APPEND_CONF = {STATS: "false"}
 
 def delta_jars() -> list[Path]:
     """delta-spark and delta-storage (Spark's own jars, antlr included, left out)."""
-    from workbench.runtime.maven import fetch
-    from workbench.sources.kafka import SPARK_PROVIDED
+    from workbench.runtime.maven import SPARK_PROVIDED, fetch
 
     exclude = [*SPARK_PROVIDED, "org.antlr:antlr4-runtime"]
     return fetch(f"delta-{COORDINATE.rsplit(':', 1)[1]}", [COORDINATE], exclude=exclude)

@@ -1,8 +1,9 @@
-"""The job service over HTTP: handlers, ``workbench serve``, the Jupyter server extension
-(enabled as ``workbench.server``) and the client with its embedded default; and the door
-of a Jupyter server serving dashboards: token logins (:mod:`.login`), the viewers'
-authorizer (:mod:`.authorizer`, :mod:`.viewers`) and kernel channels
-(:mod:`.viewer_channels`)."""
+"""The job service over HTTP: the REST routes (:mod:`.api`, :mod:`.handlers`), ``workbench
+serve``, the Jupyter server extension (enabled as ``workbench.server``), the health and
+metrics pages; and the door of a Jupyter server serving dashboards: token logins
+(:mod:`.login`), the viewers' authorizer (:mod:`.authorizer`, with
+:mod:`workbench.dashboard.viewers`) and kernel channels (:mod:`.viewer_channels`). Its
+clients are in :mod:`workbench.client`."""
 
 from __future__ import annotations
 

@@ -87,3 +87,14 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path, monkeypatch):
 def test_at_most_twenty_modules_at_the_top():
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(modules) <= 20, modules
+
+
+def test_the_architecture_page_shows_the_layers_and_rooms_of_the_code():
+    from workbench.dev import architecture
+
+    current = architecture.PAGE.read_text(encoding="utf-8")
+    assert architecture.BEGIN in current and architecture.END in current
+    assert architecture.page(current) == current, (
+        "docs/architecture.md is stale: python -m workbench.dev.architecture rewrites it"
+    )
+    assert "| 1 | `cli` |" in current  # the contract's top layer, as pyproject.toml has it

@@ -20,7 +20,7 @@ from workbench.alerts.rules import AlertRule, NotifierProblem, check_notifiers
 from workbench.durations import to_millis
 from workbench.exceptions import SpecError, UnknownNameError, clip
 from workbench.resources import Resources
-from workbench.schemas.sparktypes import DEFAULT_RECURSION_DEPTH
+from workbench.schemas import DEFAULT_RECURSION_DEPTH
 from workbench.sinks.registry import SINKS, SinkConfig
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")

@@ -39,9 +39,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from pyspark.sql import types as T
 
 from workbench.exceptions import SchemaError
-
-#: How many times a message may hold itself along a path (a spec's ``max_recursion_depth``).
-DEFAULT_RECURSION_DEPTH = 3
+from workbench.schemas import DEFAULT_RECURSION_DEPTH
 
 _INT = {
     FieldDescriptor.TYPE_INT32,

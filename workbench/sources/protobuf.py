@@ -26,7 +26,7 @@ as their value (null when unset); ``Struct``, ``Value``, ``ListValue`` as compac
 (``{"a":1}``, ``"x"``, ``[1,true]``; whole numbers without ``.0``), ``Any`` as JSON with its
 ``@type`` (the packed message's fields when its type is in the registry, else its bytes in
 base64 as ``value``). A message holding itself nests at most ``max_recursion_depth`` times
-(:data:`~workbench.schemas.sparktypes.DEFAULT_RECURSION_DEPTH` unless given); deeper
+(:data:`~workbench.schemas.DEFAULT_RECURSION_DEPTH` unless given); deeper
 levels are left out.
 """
 
@@ -39,7 +39,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from workbench.exceptions import UnknownNameError
-from workbench.schemas.sparktypes import DEFAULT_RECURSION_DEPTH
+from workbench.schemas import DEFAULT_RECURSION_DEPTH
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession

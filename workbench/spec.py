@@ -109,7 +109,7 @@ class DeadLetterSpec(_Model):
     @classmethod
     def _registered(cls, value: str) -> str:
         try:
-            SINKS.letters_model(value)
+            SINKS.letters.get(value)
         except UnknownNameError as err:
             raise ValueError(str(err).rstrip(".")) from None
         return value
@@ -278,9 +278,9 @@ def _sink(item: Any, index: int) -> SinkConfig:
     if isinstance(item, SinkConfig):
         return item
     if not isinstance(item, dict) or "type" not in item:
-        raise ValueError(f"sink {index} needs a 'type', one of {', '.join(SINKS.names())}")
+        raise ValueError(f"sink {index} needs a 'type', one of {', '.join(SINKS.results.names())}")
     try:
-        model = SINKS.config_model(str(item["type"]))
+        model = SINKS.results.get(str(item["type"]))
     except UnknownNameError as err:
         raise _SinkError(index, err) from None
     try:

@@ -371,7 +371,7 @@ def _registry_check(name: str, item: dict[str, Any]) -> None:
     from workbench.exceptions import UnknownNameError
 
     try:
-        model = NOTIFIERS.config_model(item["type"])
+        model = NOTIFIERS.get(item["type"])
     except UnknownNameError as err:
         raise NotifierProblem([name, "type"], str(err).rstrip(".")) from None
     _validate(name, model, item)

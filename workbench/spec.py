@@ -229,6 +229,14 @@ class DaggerSpec(_Model):
                 return stream
         raise UnknownNameError("stream", table, [s.table for s in self.streams])
 
+    def with_bootstrap(self, servers: str) -> DaggerSpec:
+        """This spec with every Kafka address (streams, Kafka sinks, dead letters) set to
+        ``servers``."""
+        streams = [s.model_copy(update={"bootstrap_servers": servers}) for s in self.streams]
+        sinks = [s.with_bootstrap(servers) for s in self.sinks]
+        dead = self.dead_letter.model_copy(update={"bootstrap_servers": servers})
+        return self.model_copy(update={"streams": streams, "sinks": sinks, "dead_letter": dead})
+
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json", exclude_defaults=True)
         if self.sinks:

@@ -5,7 +5,7 @@ run by :class:`~workbench.streaming.job.StreamingJob`; ``quality`` a
 :class:`~workbench.quality.spec.QualitySpec` run by
 :class:`~workbench.quality.job.QualityJob`. Each kind registers a :class:`Kind`; callers
 ask :data:`KINDS` (``parse``, ``load``, ``job_class``, ``shape_hash``, ``check``) instead of
-branching on it.
+branching on it (a :class:`workbench.plugins.Plugins`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from workbench.exceptions import SpecError
+from workbench.plugins import Plugins
 
 if TYPE_CHECKING:
     from workbench.quality.spec import QualitySpec
@@ -53,27 +54,18 @@ class Kind:
         return _named(f"{self.spec_module}:load")(path)  # type: ignore[no-any-return]
 
 
-class Kinds:
+class Kinds(Plugins[Kind]):
     """The registered kinds by name; :data:`KINDS` is the one instance."""
 
     def __init__(self) -> None:
-        self._kinds: dict[str, Kind] = {}
-
-    def add(self, kind: Kind) -> None:
-        self._kinds[kind.name] = kind
-
-    def names(self) -> list[str]:
-        return list(self._kinds)
+        super().__init__("kind", unknown=_unknown)
 
     def of(self, data: Any) -> Kind:
         """The kind of a spec mapping (``dagger`` when it names none)."""
-        name = data.get("kind", "dagger") if isinstance(data, dict) else "dagger"
-        if name not in self._kinds:
-            raise SpecError("kind", f"unknown kind '{name}'; one of {', '.join(self._kinds)}")
-        return self._kinds[str(name)]
+        return self.get(str(data.get("kind", "dagger") if isinstance(data, dict) else "dagger"))
 
     def of_spec(self, spec: AnySpec) -> Kind:
-        return self._kinds[getattr(spec, "kind", "dagger")]
+        return self.get(getattr(spec, "kind", "dagger"))
 
     def parse(self, data: Any, source: str | None = None) -> AnySpec:
         """A spec of any kind from a mapping read from YAML."""
@@ -103,8 +95,12 @@ class Kinds:
         return _named(self.of_spec(spec).check)(spec)
 
 
+def _unknown(name: str, known: list[str]) -> SpecError:
+    return SpecError("kind", f"unknown kind '{name}'; one of {', '.join(known)}")
+
+
 KINDS = Kinds()
-KINDS.add(
+for _kind in (
     Kind(
         "dagger",
         "workbench.spec",
@@ -112,9 +108,7 @@ KINDS.add(
         "workbench.streaming.checkpoints:spec_hash",
         "workbench.streaming.validate:check_names",
         "workbench.streaming.validate:check",
-    )
-)
-KINDS.add(
+    ),
     Kind(
         "quality",
         "workbench.quality.spec",
@@ -122,8 +116,9 @@ KINDS.add(
         "workbench.quality.spec:shape_hash",
         "workbench.quality.spec:check_names",
         "workbench.quality.validate:check",
-    )
-)
+    ),
+):
+    KINDS.add(_kind.name, _kind)
 
 
 def kind_of(spec: AnySpec) -> str:

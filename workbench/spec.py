@@ -107,7 +107,7 @@ class DeadLetterSpec(_Model):
     @classmethod
     def _registered(cls, value: str) -> str:
         try:
-            SINKS.letters_model(value)
+            SINKS.letters.get(value)
         except UnknownNameError as err:
             raise ValueError(str(err).rstrip(".")) from None
         return value
@@ -227,6 +227,14 @@ class DaggerSpec(_Model):
                 return stream
         raise UnknownNameError("stream", table, [s.table for s in self.streams])
 
+    def with_bootstrap(self, servers: str) -> DaggerSpec:
+        """This spec with every Kafka address (streams, Kafka sinks, dead letters) set to
+        ``servers``."""
+        streams = [s.model_copy(update={"bootstrap_servers": servers}) for s in self.streams]
+        sinks = [s.with_bootstrap(servers) for s in self.sinks]
+        dead = self.dead_letter.model_copy(update={"bootstrap_servers": servers})
+        return self.model_copy(update={"streams": streams, "sinks": sinks, "dead_letter": dead})
+
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json", exclude_defaults=True)
         if self.sinks:
@@ -276,9 +284,9 @@ def _sink(item: Any, index: int) -> SinkConfig:
     if isinstance(item, SinkConfig):
         return item
     if not isinstance(item, dict) or "type" not in item:
-        raise ValueError(f"sink {index} needs a 'type', one of {', '.join(SINKS.names())}")
+        raise ValueError(f"sink {index} needs a 'type', one of {', '.join(SINKS.results.names())}")
     try:
-        model = SINKS.config_model(str(item["type"]))
+        model = SINKS.results.get(str(item["type"]))
     except UnknownNameError as err:
         raise _SinkError(index, err) from None
     try:

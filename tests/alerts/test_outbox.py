@@ -72,7 +72,7 @@ def test_the_summary_is_rendered_and_the_link_is_the_health_page():
     assert alert.generator_url == "http://wb/workbench/jobs/3/health"
     down = AlertRule.model_validate(rule("down", health="offsets_behind_latest > 5",
                                          summary="{value} behind"))  # fmt: skip
-    assert outbox.rendered(down, "surge", {}, {"offsets_behind_latest": 9}) == {
+    assert down.annotations("surge", {}, {"offsets_behind_latest": 9}) == {
         "summary": "9 behind", "description": ""
     }  # fmt: skip
 

@@ -57,7 +57,7 @@ class SignalledWhileApplying(Fault):
         self.reverted.append(record)
 
 
-def test_sigterm_while_a_fault_is_applied_still_reverts_it(tmp_path, monkeypatch):
+def test_sigterm_while_a_fault_is_applied_still_reverts_it(tmp_path, request):
     from workbench.chaos.faults import FAULTS
     from workbench.chaos.interrupts import INTERRUPTS
     from workbench.chaos.journal import RevertJournal
@@ -65,7 +65,8 @@ def test_sigterm_while_a_fault_is_applied_still_reverts_it(tmp_path, monkeypatch
     from workbench.chaos.scenario import Case
 
     fault = SignalledWhileApplying()  # registered for this test only
-    monkeypatch.setitem(FAULTS._faults, fault.name, fault)
+    FAULTS.add(fault.name, fault)
+    request.addfinalizer(lambda: FAULTS.remove(fault.name))
     load = {"topic": "t", "message": "bookings", "rate": 1, "duration": "1s"}
     case = Case(name="c", type="kafka", fault=SignalledWhileApplying.name, start_after=0,
                 downtime=60, load=load)  # fmt: skip

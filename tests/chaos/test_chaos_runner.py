@@ -120,12 +120,12 @@ def test_the_loads_topic_is_made_before_the_faults_clock_starts(chaos_broker, tm
     load = {"topic": topic, "message": "bookings", "rate": 100, "duration": "1s", "seed": 3}
     case = {"name": "first", "type": "kafka", "fault": "topic_seen", "start_after": "0s",
             "downtime": "0s", "load": load}  # fmt: skip
-    FAULTS.register(_TopicSeen)
+    FAULTS.add(_TopicSeen.name, _TopicSeen())
     try:
         plan = Scenario(name="t", hypothesis="h", control=False, recovery_timeout="30s",
                         cases=[case])  # fmt: skip
         [run] = run_scenario(plan, env, RevertJournal(tmp_path / "journal.jsonl"))["runs"]
     finally:
-        FAULTS.unregister("topic_seen")
+        FAULTS.remove("topic_seen")
     assert topic in _TopicSeen.seen[-1]
     assert run["load_error"] is None and run["load"]["sent"] == 100, run["timeline"]

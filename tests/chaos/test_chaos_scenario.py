@@ -76,3 +76,18 @@ def test_ledgers_read_parquet_or_influx_one_each(tmp_path):
     neither = GOOD + "ledger: {window: 10s}\n"
     with pytest.raises(SpecError, match="give 'parquet' .a folder. or 'influx'"):
         load_scenario(write(tmp_path, neither))
+
+
+def test_each_fault_names_the_parts_of_the_run_it_needs(tmp_path):
+    """``workbench chaos run`` starts a fault proxy for the faults that need one (it asks
+    the fault, not the case's type), so a fault's needs are parts a run has."""
+    from dataclasses import fields
+
+    from workbench.chaos.env import ChaosEnv
+    from workbench.chaos.faults import FAULTS
+
+    parts = {f.name for f in fields(ChaosEnv)}
+    assert all(fault.needs and set(fault.needs) <= parts for fault in FAULTS)
+    assert [f.name for f in FAULTS if "proxy" in f.needs] == ["latency", "loss", "partition"]
+    scenario = load_scenario(write(tmp_path, GOOD))
+    assert [FAULTS.get(c.fault).type for c in scenario.cases] == [c.type for c in scenario.cases]

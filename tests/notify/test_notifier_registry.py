@@ -14,7 +14,7 @@ SECRET_PATH = "/s3cr3t-T000/B000/XXXX"
 
 def test_builtin_types_are_registered_and_unknown_ones_are_named():
     assert "webhook" in NOTIFIERS.names()
-    assert NOTIFIERS.config_model("webhook").model_fields["type"].default == "webhook"
+    assert NOTIFIERS.get("webhook").model_fields["type"].default == "webhook"
     with pytest.raises(UnknownNameError) as err:
         NOTIFIERS.config({"type": "webhok", "url": "http://x"})
     assert "Did you mean webhook?" in str(err.value)

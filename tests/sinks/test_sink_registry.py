@@ -32,7 +32,7 @@ SPEC = {
 
 
 def test_dead_letter_types_come_from_the_registry_with_the_jobs_defaults():
-    assert {"parquet", "kafka"} <= set(SINKS.letter_names())
+    assert {"parquet", "kafka"} <= set(SINKS.letters.names())
     parquet = SINKS.letters_sink(parse(SPEC))
     assert parquet.describe() == f"parquet {subdir('dead-letters') / 'lettered'}"
     kafka = SINKS.letters_sink(parse(SPEC | {"dead_letter": {"type": "kafka"}}))
@@ -94,12 +94,11 @@ class MemoryWriter:
 
 
 @pytest.fixture
-def memory_letters(monkeypatch):
-    SINKS.letter_names()  # the built-ins loaded before the registry is copied
-    monkeypatch.setattr(SINKS, "_letters", dict(SINKS._letters))
+def memory_letters():
     SINKS.add("memory", MemoryLetters)
     KEPT.clear()
-    return KEPT
+    yield KEPT
+    SINKS.letters.remove("memory")
 
 
 def test_the_job_writes_dead_letters_to_the_registered_type(

@@ -177,7 +177,7 @@ def test_recursive_messages_nest_to_max_recursion_depth(spark, booking, depth, l
 def test_json_query_reads_struct_fields_and_durations_convert(spark, booking):
     from workbench.udfs.registry import UDFS
 
-    UDFS.require("JsonQuery").register(spark)
+    UDFS.get("JsonQuery").register(spark)
     frame = spark.createDataFrame([(encode(booking, BOOKING),)], "value binary")
     decoded = frame.select(decoder(spark, booking, MESSAGE)(frame["value"]).alias("d"))
     decoded.select("d.message.*").createOrReplaceTempView("wkt_booking")

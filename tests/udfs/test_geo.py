@@ -259,7 +259,7 @@ def test_geohash_wraps_longitude_like_daggers_library(spark):
 
 def distance_sql(*args: str) -> str:
     """Spark SQL for ``Distance(args)``, through the registry's rewrite."""
-    call = UDFS.require("Distance").rewrite([sqlglot.parse_one(a, read="spark") for a in args])
+    call = UDFS.get("Distance").rewrite([sqlglot.parse_one(a, read="spark") for a in args])
     return call.sql(dialect="spark")
 
 
@@ -374,7 +374,7 @@ def test_udf_jars_are_built_once():
         names = set(jar.namelist())
     for udf in ("S2Id", "S2Token", "GeoHash", "S2AreaInKm2"):
         assert f"io/daggerworkbench/udf/{udf}.class" in names
-        assert UDFS.require(udf).java_class == f"io.daggerworkbench.udf.{udf}"
+        assert UDFS.get(udf).java_class == f"io.daggerworkbench.udf.{udf}"
 
 
 def test_racing_builds_give_one_valid_jar(tmp_path, monkeypatch):

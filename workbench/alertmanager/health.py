@@ -111,12 +111,7 @@ def observe(rule: AlertRule, job: Job, values: dict[str, Any]) -> dict[str, dict
     condition = rule.condition
     if condition is None or not condition.holds(job.status, values):
         return {}
-    if condition.kind == "status":
-        shown: dict[str, Any] = {"status": job.status}
-    elif condition.kind == "compare":
-        shown = {condition.metric: values.get(condition.metric)}
-    else:
-        shown = {condition.kind: True}
+    shown = condition.shown(job.status, values)
     return {fingerprint(job.name, rule.name, {}): {"labels": {}, "values": shown}}
 
 

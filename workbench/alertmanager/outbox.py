@@ -67,28 +67,13 @@ def make_alert(
         team=job.team,
         status=status,
         labels=dict(labels),
-        annotations=rendered(rule, job.name, labels, values),
+        annotations=rule.annotations(job.name, labels, values),
         severity=rule.severity,
         starts_at=starts_at,
         ends_at=ends_at,
         generator_url=f"{link}workbench/jobs/{job.id}/health" if link else "",
         values=dict(values),
     )
-
-
-def rendered(rule: AlertRule, job: str, labels: dict, values: dict) -> dict[str, str]:
-    """``summary`` and ``description`` rendered; a health rule's ``{value}`` is its
-    measured value (a metric rule's: the first value of its ``when`` columns)."""
-    if rule.kind == "metric":
-        return dict(rule.annotations(job, labels, values))
-    from workbench.alerts.rules import render
-
-    first = next(iter(values.values()), "")
-    fields = {**values, "value": first, "rule": rule.name, "job": job}
-    return {
-        "summary": render(rule.summary, fields) or rule.default_summary(job, values),
-        "description": render(rule.description, fields),
-    }
 
 
 def enqueue(

@@ -12,16 +12,14 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy.orm import Session
 
+from workbench.alerts.rules import AlertRule, in_job, in_service
 from workbench.jobs import versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Job
-
-if TYPE_CHECKING:
-    from workbench.alerts.rules import AlertRule
 
 LOG = logging.getLogger(__name__)
 
@@ -42,11 +40,13 @@ class JobRules:
 
     @property
     def metric(self) -> list[AlertRule]:
-        return [r for r in self.rules if r.kind == "metric"]
+        """The rules the job evaluates (their observations come from its runs)."""
+        return in_job(self.rules)
 
     @property
     def health(self) -> list[AlertRule]:
-        return [r for r in self.rules if r.kind == "health"]
+        """The rules the service evaluates, from the job's status and heartbeat."""
+        return in_service(self.rules)
 
 
 class RuleBook:

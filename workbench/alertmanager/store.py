@@ -113,7 +113,7 @@ class AlertStore:
             mark = json.dumps(sorted((fp, st.status, st.active_since) for fp, st in states.items()))
             saved = self._saved.get(key)
             fresh = saved is not None and saved[0] == mark and clock - saved[1] < SAVE_EVERY_S
-            if fresh and not (fed and rule.kind == "metric"):
+            if fresh and not (fed and rule.rule_kind.in_job):
                 continue
             last = {rule.name: ev.last_at[rule.name]} if rule.name in ev.last_at else {}
             data = {"states": {fp: st.to_dict() for fp, st in states.items()}, "last_at": last}

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.alerts.rules import check_columns
+from workbench.alerts.rules import check_columns, in_job
 from workbench.alerts.state import fingerprint
 from workbench.exceptions import SpecError, clip
 
@@ -45,7 +45,7 @@ class Observation:
 def observe(df: DataFrame, rules: Sequence[AlertRule], job: str) -> list[Observation]:
     """The observations of ``rules``' metric rules over ``df``, sorted by (at, rule);
     fingerprints are :func:`~workbench.alerts.state.fingerprint` of ``job``."""
-    metric = [r for r in rules if r.kind == "metric"]
+    metric = in_job(rules)
     if not metric:
         return []
     shape = _Shape(metric)
@@ -84,7 +84,7 @@ def check(df: DataFrame, rules: Sequence[AlertRule]) -> None:
 
     check_columns(rules, df.columns)
     for index, rule in enumerate(rules):
-        if rule.kind != "metric":
+        if not rule.rule_kind.in_job:
             continue
         try:
             kind = df.select(F.expr(rule.when or "")).schema.fields[0].dataType

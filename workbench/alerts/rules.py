@@ -3,7 +3,8 @@
 A rule is either a **metric rule** (``when``: a Spark SQL boolean over the result
 columns, evaluated in the job on each micro-batch) or a **health rule** (``health``: one
 of the forms in :data:`HEALTH_FORMS`, evaluated by the job service from the job's status
-and heartbeat metrics). Both share ``for``, ``keep_firing_for``, ``severity``, the
+and heartbeat metrics): the two :class:`RuleKind` of :data:`RULE_KINDS`, which callers ask
+rather than branch on. Both share ``for``, ``keep_firing_for``, ``severity``, the
 ``summary``/``description`` templates and ``notify`` (notifier names).
 
 Parsing checks what the rule alone can tell (names, durations, the expression's syntax,
@@ -15,15 +16,16 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from workbench.durations import to_millis
 from workbench.exceptions import SpecError, SqlError, clip, did_you_mean
+from workbench.plugins import Plugins
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -72,34 +74,67 @@ _OPS = {
 }
 
 
-@dataclass(frozen=True)
 class HealthCondition:
-    """A parsed ``health:`` condition: ``kind`` is ``status``, ``compare`` or a word of
-    :data:`HEALTH_WORDS`."""
-
-    kind: str
-    statuses: tuple[str, ...] = ()
-    metric: str = ""
-    op: str = ""
-    threshold: float = 0.0
+    """A parsed ``health:`` condition, one of :data:`HEALTH_FORMS`."""
 
     def holds(self, status: str, metrics: Mapping[str, Any]) -> bool:
         """Whether the condition is true for a job in ``status`` with ``metrics`` (for the
         words, ``metrics[word]`` is the service's verdict; a missing metric is false)."""
-        if self.kind == "status":
-            return status.upper() in self.statuses
-        if self.kind == "compare":
-            value = metrics.get(self.metric)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                return False
-            return _OPS[self.op](float(value), self.threshold)
-        return bool(metrics.get(self.kind))
+        raise NotImplementedError
+
+    def shown(self, status: str, metrics: Mapping[str, Any]) -> dict[str, Any]:
+        """The values an alert of this condition shows."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class StatusIn(HealthCondition):
+    """``status in (FAILED, BACKING_OFF)``."""
+
+    statuses: tuple[str, ...]
+
+    def holds(self, status: str, metrics: Mapping[str, Any]) -> bool:
+        return status.upper() in self.statuses
+
+    def shown(self, status: str, metrics: Mapping[str, Any]) -> dict[str, Any]:
+        return {"status": status}
+
+
+@dataclass(frozen=True)
+class Compare(HealthCondition):
+    """``<metric> <op> <number>``, a metric of :data:`HEALTH_METRICS`."""
+
+    metric: str
+    op: str
+    threshold: float
+
+    def holds(self, status: str, metrics: Mapping[str, Any]) -> bool:
+        value = metrics.get(self.metric)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        return _OPS[self.op](float(value), self.threshold)
+
+    def shown(self, status: str, metrics: Mapping[str, Any]) -> dict[str, Any]:
+        return {self.metric: metrics.get(self.metric)}
+
+
+@dataclass(frozen=True)
+class Verdict(HealthCondition):
+    """A word of :data:`HEALTH_WORDS`: the service's verdict of that name."""
+
+    word: str
+
+    def holds(self, status: str, metrics: Mapping[str, Any]) -> bool:
+        return bool(metrics.get(self.word))
+
+    def shown(self, status: str, metrics: Mapping[str, Any]) -> dict[str, Any]:
+        return {self.word: True}
 
 
 def parse_health(text: str) -> HealthCondition:
     """The condition in ``text``; ValueError naming the known forms and words."""
     if text.strip() in HEALTH_WORDS:
-        return HealthCondition(text.strip())
+        return Verdict(text.strip())
     match = _STATUS_IN.match(text)
     if match:
         items = [i.strip().strip("'\"").upper() for i in match["items"].split(",") if i.strip()]
@@ -109,7 +144,7 @@ def parse_health(text: str) -> HealthCondition:
         if unknown:
             bad = unknown[0]
             raise ValueError(f"unknown job status '{clip(bad)}'.{did_you_mean(bad, JOB_STATUSES)}")
-        return HealthCondition("status", statuses=tuple(items))
+        return StatusIn(tuple(items))
     match = _COMPARE.match(text)
     if match:
         if match["metric"] not in HEALTH_METRICS:
@@ -117,9 +152,7 @@ def parse_health(text: str) -> HealthCondition:
                 f"unknown health metric '{clip(match['metric'])}'."
                 f"{did_you_mean(match['metric'], (*HEALTH_METRICS, *HEALTH_WORDS))}"
             )
-        return HealthCondition(
-            "compare", metric=match["metric"], op=match["op"], threshold=float(match["number"])
-        )
+        return Compare(match["metric"], match["op"], float(match["number"]))
     raise ValueError(
         f"'{clip(text)}' is not a health condition; write one of: {'; '.join(HEALTH_FORMS)}. "
         f"Metrics: {', '.join(HEALTH_METRICS)}"
@@ -231,21 +264,25 @@ class AlertRule(BaseModel):
 
     @model_validator(mode="after")
     def _one_kind(self) -> AlertRule:
-        if (self.when is None) == (self.health is None):
+        given = [kind for kind in RULE_KINDS if getattr(self, kind.key) is not None]
+        if len(given) != 1:
             raise ValueError(
                 f"alert '{self.name}': give exactly one of 'when' (a condition over the "
                 "result columns) or 'health' (a job-health condition)"
             )
-        if self.health is not None and self.group_by:
-            raise ValueError(
-                f"alert '{self.name}': a health rule has no group_by (one alert per job)"
-            )
+        given[0].check(self)
         return self
 
     # --- derived ---
     @property
-    def kind(self) -> Literal["metric", "health"]:
-        return "metric" if self.when is not None else "health"
+    def rule_kind(self) -> RuleKind:
+        """This rule's kind (:data:`RULE_KINDS`): the one whose key it gives."""
+        return next(kind for kind in RULE_KINDS if getattr(self, kind.key) is not None)
+
+    @property
+    def kind(self) -> str:
+        """``metric`` or ``health``, as messages name it."""
+        return self.rule_kind.name
 
     @property
     def for_ms(self) -> int:
@@ -282,9 +319,9 @@ class AlertRule(BaseModel):
         return [c for c in dict.fromkeys(named) if c not in skip]
 
     def annotations(self, job: str, labels: Mapping[str, str], values: Mapping[str, Any]):
-        """``summary`` and ``description`` rendered for one alert (``{value}``: the first
-        value of ``when``'s columns)."""
-        first = next((values[c] for c in self.when_columns if c in values), "")
+        """``summary`` and ``description`` rendered for one alert (``{value}``: its kind's
+        :meth:`~RuleKind.value`)."""
+        first = self.rule_kind.value(self, values)
         fields = {**values, **labels, "value": first, "rule": self.name, "job": job}
         return {
             "summary": render(self.summary, fields) or self.default_summary(job, values),
@@ -312,6 +349,81 @@ def _columns_of(text: str) -> list[tuple[str, int, int]]:
         line, col = meta.get("line", 1), meta.get("col", len(column.name))
         found.append((column.name, line, col - len(column.name) + 1))
     return sorted(found, key=lambda f: (f[1], f[2]))
+
+
+class RuleKind:
+    """One kind of alert rule (:data:`RULE_KINDS`): the key that makes a rule of it, who
+    evaluates it, what it checks and what an alert of it shows as ``{value}``."""
+
+    name: ClassVar[str]
+    #: the rule's key that makes it of this kind (a rule gives exactly one)
+    key: ClassVar[str]
+    #: evaluated by the job on each micro-batch (else by the job service)
+    in_job: ClassVar[bool]
+
+    def check(self, rule: AlertRule) -> None:
+        """ValueError if ``rule`` has a key this kind does not take."""
+
+    def check_columns(self, index: int, rule: AlertRule, known: Sequence[str]) -> None:
+        """SpecError if ``rule`` (``alerts[index]``) names a column ``known`` lacks."""
+
+    def value(self, rule: AlertRule, values: Mapping[str, Any]) -> Any:
+        """An alert's ``{value}``, from the ``values`` it carries."""
+        raise NotImplementedError
+
+
+class MetricRule(RuleKind):
+    """``when``: a Spark SQL boolean over the result columns, evaluated by the job."""
+
+    name, key, in_job = "metric", "when", True
+
+    def check_columns(self, index: int, rule: AlertRule, known: Sequence[str]) -> None:
+        for name, line, col in _columns_of(rule.when or ""):
+            if name not in known:
+                message = f"Unknown column '{clip(name)}'.{did_you_mean(name, known)}"
+                err = SqlError(message, rule.when or "", line, col, len(name))
+                raise SpecError(f"alerts[{index}].when", str(err))
+        for key, names in (("group_by", rule.group_by), ("time", [rule.time])):
+            _known(index, key, names, known)
+        for key in ("summary", "description"):
+            names = [n for n in template_names(getattr(rule, key)) if n not in TEMPLATE_NAMES]
+            _known(index, key, names, known)
+
+    def value(self, rule: AlertRule, values: Mapping[str, Any]) -> Any:
+        """The first value of ``when``'s columns."""
+        return next((values[c] for c in rule.when_columns if c in values), "")
+
+
+class HealthRule(RuleKind):
+    """``health``: a job-health condition, evaluated by the job service from the job's
+    status and heartbeat."""
+
+    name, key, in_job = "health", "health", False
+
+    def check(self, rule: AlertRule) -> None:
+        if rule.group_by:
+            raise ValueError(
+                f"alert '{rule.name}': a health rule has no group_by (one alert per job)"
+            )
+
+    def value(self, rule: AlertRule, values: Mapping[str, Any]) -> Any:
+        """The measured value (the first of ``values``)."""
+        return next(iter(values.values()), "")
+
+
+RULE_KINDS = Plugins[RuleKind]("alert rule kind")
+for _kind in (MetricRule(), HealthRule()):
+    RULE_KINDS.add(_kind.name, _kind)
+
+
+def in_job(rules: Iterable[AlertRule]) -> list[AlertRule]:
+    """The rules the job evaluates on its micro-batches (its kind's ``in_job``)."""
+    return [rule for rule in rules if rule.rule_kind.in_job]
+
+
+def in_service(rules: Iterable[AlertRule]) -> list[AlertRule]:
+    """The rules the job service evaluates (from the job's status and heartbeat)."""
+    return [rule for rule in rules if not rule.rule_kind.in_job]
 
 
 class NotifierRef(BaseModel):
@@ -371,29 +483,18 @@ def _registry_check(name: str, item: dict[str, Any]) -> None:
     from workbench.exceptions import UnknownNameError
 
     try:
-        model = NOTIFIERS.config_model(item["type"])
+        model = NOTIFIERS.get(item["type"])
     except UnknownNameError as err:
         raise NotifierProblem([name, "type"], str(err).rstrip(".")) from None
     _validate(name, model, item)
 
 
 def check_columns(rules: Sequence[AlertRule], columns: Sequence[str]) -> None:
-    """Every column a metric rule names is a result column; SpecError at the rule's key
+    """Every column a rule names is a result column; SpecError at the rule's key
     (``alerts[i].when`` with the expression's line and column), listing the known ones."""
     known = list(columns)
     for index, rule in enumerate(rules):
-        if rule.kind != "metric":
-            continue
-        for name, line, col in _columns_of(rule.when or ""):
-            if name not in known:
-                message = f"Unknown column '{clip(name)}'.{did_you_mean(name, known)}"
-                err = SqlError(message, rule.when or "", line, col, len(name))
-                raise SpecError(f"alerts[{index}].when", str(err))
-        for key, names in (("group_by", rule.group_by), ("time", [rule.time])):
-            _known(index, key, names, known)
-        for key in ("summary", "description"):
-            names = [n for n in template_names(getattr(rule, key)) if n not in TEMPLATE_NAMES]
-            _known(index, key, names, known)
+        rule.rule_kind.check_columns(index, rule, known)
 
 
 def _known(index: int, key: str, names: Sequence[str], known: Sequence[str]) -> None:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench.alerts.observe import check, observe
-from workbench.alerts.rules import AlertRule
+from workbench.alerts.rules import AlertRule, in_job, in_service
 from workbench.alerts.state import Evaluator, Transition
 from workbench.exceptions import WorkbenchError, clip
 
@@ -105,10 +105,10 @@ class AlertTest:
 def evaluate(df: DataFrame, rules: Sequence[AlertRule], job: str) -> AlertTest:
     """Test-fire ``rules`` over the result rows ``df``."""
     check(df, rules)
-    metric = [r for r in rules if r.kind == "metric"]
+    metric = in_job(rules)
     observations = observe(df, metric, job)
     transitions = Evaluator(metric, job).feed(observations)
-    skipped = [r.name for r in rules if r.kind != "metric"]
+    skipped = [r.name for r in in_service(rules)]
     return AlertTest(job, metric, transitions, len(observations), skipped)
 
 

@@ -48,6 +48,7 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 def cmd_chaos_run(args: argparse.Namespace) -> int:
     from workbench.chaos.env import ChaosEnv, brokers_in
+    from workbench.chaos.faults import FAULTS
     from workbench.chaos.runner import run_scenario
     from workbench.chaos.scenario import load_scenario
     from workbench.paths import subdir
@@ -64,7 +65,8 @@ def cmd_chaos_run(args: argparse.Namespace) -> int:
 
         env.client = ServiceClient(args.server, args.token)
         env.client.get_job(env.job)
-    proxy = _proxy(brokers) if any(c.type == "network" for c in scenario.cases) else None
+    needs = {part for case in scenario.cases for part in FAULTS.get(case.fault).needs}
+    proxy = _proxy(brokers) if "proxy" in needs else None
     env.proxy = proxy
     try:
         result = run_scenario(scenario, env)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import secrets
+from workbench.alerts.rules import in_job
 from workbench.exceptions import LeaseHeldError, SpecError, WorkbenchError
 from workbench.jobs import metrics
 from workbench.jobs.group_commits import GroupCommits
@@ -272,7 +273,7 @@ class Runner:
         from workbench.kinds import KINDS
 
         spark = self._session(spec, config)
-        rules = [a for a in spec.alerts if a.kind == "metric"]
+        rules = in_job(spec.alerts)
         self._alerting = (config, rules) if rules else None
         self.job = KINDS.job_class(spec)(  # a dagger, or a quality job (kind: quality)
             spec,

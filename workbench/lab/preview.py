@@ -276,7 +276,7 @@ def group_keys(sql: str) -> list[str]:
     def aggregates(node: exp.Expr) -> bool:
         if any(True for _ in node.find_all(exp.AggFunc)):
             return True
-        udfs = (UDFS.get(n.name) for n in node.find_all(exp.Anonymous))
+        udfs = (UDFS.find(n.name) for n in node.find_all(exp.Anonymous))
         return any(u is not None and u.kind == "aggregate" for u in udfs)
 
     return [p.alias_or_name for p in tree.expressions if not aggregates(p)]

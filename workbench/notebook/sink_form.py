@@ -30,7 +30,9 @@ class SinkForm:
 
         self._registry = SINKS
         self.kind = Field(
-            labelled(W.Dropdown(options=[_NO_SINK, *SINKS.names()]), "Sink", "Where rows go")
+            labelled(
+                W.Dropdown(options=[_NO_SINK, *SINKS.results.names()]), "Sink", "Where rows go"
+            )
         )
         self.keys: dict[str, Field] = {}
         self.keys_box = W.VBox([])
@@ -41,7 +43,7 @@ class SinkForm:
     def _build(self, values: dict[str, Any] | None = None) -> None:
         self.keys = {}
         if self.kind.input.value != _NO_SINK:
-            model = self._registry.config_model(self.kind.input.value)
+            model = self._registry.results.get(self.kind.input.value)
             for key, info in model.model_fields.items():
                 if key == "type":
                     continue
@@ -66,7 +68,7 @@ class SinkForm:
     def data(self) -> list[dict[str, Any]]:
         if self.kind.input.value == _NO_SINK:
             return []
-        model = self._registry.config_model(self.kind.input.value)
+        model = self._registry.results.get(self.kind.input.value)
         data: dict[str, Any] = {"type": self.kind.input.value}
         for key, field in self.keys.items():
             text = field.input.value.strip()

@@ -15,20 +15,19 @@ are masked in the config's ``repr`` too, and its ``reference_fields`` must be re
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
-from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from workbench import secrets
-from workbench.exceptions import NotifyError, SecretError, UnknownNameError
+from workbench.exceptions import NotifyError, SecretError
 from workbench.notify.notification import Alert, Notification
+from workbench.plugins import Plugins
 
-BUILTIN = ("webhook", "slack", "pagerduty", "email")
+#: the modules registering the built-in notifier types
+BUILTIN = tuple(f"workbench.notify.{name}" for name in ("webhook", "slack", "pagerduty", "email"))
 
 __all__ = ["NOTIFIERS", "Alert", "NotifierConfig", "Notification", "deliver"]
 
@@ -103,41 +102,16 @@ def _masked(value: Any) -> Any:
     return value if not value or secrets.references(str(value)) else secrets.MASK
 
 
-class NotifierRegistry:
+class NotifierRegistry(Plugins[type[NotifierConfig]]):
     """Notifier types by name."""
 
     def __init__(self) -> None:
-        self._configs: dict[str, type[NotifierConfig]] = {}
-        self._loaded = False
-        self._loading = threading.RLock()  # the service's threads may parse at once
-
-    def add(self, name: str, config: type[NotifierConfig]) -> None:
-        self._configs[name] = config
-
-    def _load(self) -> dict[str, type[NotifierConfig]]:
-        if not self._loaded:
-            with self._loading:  # loaded once, and seen only once complete
-                if not self._loaded:
-                    for name in BUILTIN:
-                        import_module(f"workbench.notify.{name}")
-                    for ep in entry_points(group="workbench.notifiers"):
-                        ep.load()
-                    self._loaded = True
-        return self._configs
-
-    def names(self) -> list[str]:
-        return sorted(self._load())
-
-    def config_model(self, name: str) -> type[NotifierConfig]:
-        table = self._load()
-        if name not in table:
-            raise UnknownNameError("notifier type", name, table)
-        return table[name]
+        super().__init__("notifier type", BUILTIN, "workbench.notifiers")
 
     def config(self, data: dict[str, Any]) -> NotifierConfig:
         """``data`` (a spec's ``notifiers`` entry) validated by its type's model; raises
         :class:`UnknownNameError` or pydantic's ``ValidationError``."""
-        return self.config_model(str(data.get("type"))).model_validate(data)
+        return self.get(str(data.get("type"))).model_validate(data)
 
 
 NOTIFIERS = NotifierRegistry()

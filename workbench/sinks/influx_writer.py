@@ -23,10 +23,11 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from workbench.exceptions import SinkError
-from workbench.sinks.influx import InfluxConfig
 
 if TYPE_CHECKING:
     from influxdb_client import Point
+
+    from workbench.sinks.influx import InfluxConfig
 
 TAG_PREFIX, LABEL_PREFIX = "tag_", "label_"
 RETRY_STATUSES = (429, 500, 502, 503, 504)

@@ -2,7 +2,7 @@
 
 A sink module defines a pydantic ``Config`` (with ``type: Literal[name]``) and calls
 ``SINKS.add(name, Config)``. Third-party sinks register through the
-``workbench.sinks`` entry-point group.
+``workbench.sinks`` entry-point group (:class:`workbench.plugins.Plugins`).
 
 A sink's :meth:`SinkConfig.open` returns its :class:`SinkWriter`; the job hands it
 every micro-batch with its batch id, and the writer must make a replayed batch id
@@ -23,17 +23,14 @@ and opened with :meth:`LetterSinkConfig.open_letters`.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from workbench.exceptions import UnknownNameError
+from workbench.plugins import Plugins
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -43,8 +40,11 @@ if TYPE_CHECKING:
     from workbench.spec import DaggerSpec, DeadLetterSpec
     from workbench.streaming.deadletters import Letters
 
-T = TypeVar("T")
-BUILTIN = ("influx", "kafka", "parquet", "delta", "log", "dead_parquet", "dead_kafka")
+#: the modules registering the built-in sink types
+BUILTIN = tuple(
+    f"workbench.sinks.{name}"
+    for name in ("influx", "kafka", "parquet", "delta", "log", "dead_parquet", "dead_kafka")
+)
 
 
 @dataclass(frozen=True)
@@ -166,58 +166,25 @@ class LetterSinkConfig(SinkConfig):
 
 
 class SinkRegistry:
-    """Sink types by name: result sinks (:meth:`config_model`) and dead-letter sinks
-    (:meth:`letters_model`, the :class:`LetterSinkConfig` subclasses)."""
+    """Sink types by name, two extension points filled by the same modules and entry-point
+    group: result sinks (:attr:`results`) and dead-letter sinks (:attr:`letters`, the
+    :class:`LetterSinkConfig` subclasses)."""
 
     def __init__(self) -> None:
-        self._configs: dict[str, type[SinkConfig]] = {}
-        self._letters: dict[str, type[LetterSinkConfig]] = {}
-        self._loaded = False
-        self._loading = threading.RLock()  # jobs of a shared application parse in threads
+        self.results = Plugins[type[SinkConfig]]("sink type", BUILTIN, "workbench.sinks")
+        self.letters = Plugins[type[LetterSinkConfig]](
+            "dead-letter type", BUILTIN, "workbench.sinks"
+        )
 
     def add(self, name: str, config: type[SinkConfig]) -> None:
         if issubclass(config, LetterSinkConfig):
-            self._letters[name] = config
+            self.letters.add(name, config)
         else:
-            self._configs[name] = config
-
-    def _load(self) -> None:
-        if self._loaded:
-            return
-        with self._loading:  # loaded once, and seen only once complete
-            if self._loaded:
-                return
-            for name in BUILTIN:
-                import_module(f"workbench.sinks.{name}")
-            for ep in entry_points(group="workbench.sinks"):
-                ep.load()
-            self._loaded = True
-
-    def names(self) -> list[str]:
-        return sorted(self._table(self._configs))
-
-    def config_model(self, name: str) -> type[SinkConfig]:
-        return _known(self._table(self._configs), "sink type", name)
-
-    def letter_names(self) -> list[str]:
-        return sorted(self._table(self._letters))
-
-    def letters_model(self, name: str) -> type[LetterSinkConfig]:
-        return _known(self._table(self._letters), "dead-letter type", name)
-
-    def _table(self, table: dict[str, T]) -> dict[str, T]:
-        self._load()
-        return table
+            self.results.add(name, config)
 
     def letters_sink(self, spec: DaggerSpec) -> LetterSinkConfig:
         """The dead-letter sink of ``spec`` (its ``dead_letter``, defaults filled in)."""
-        return self.letters_model(spec.dead_letter.type).for_job(spec.dead_letter, spec)
-
-
-def _known(table: dict[str, T], kind: str, name: str) -> T:
-    if name not in table:
-        raise UnknownNameError(kind, name, table)
-    return table[name]
+        return self.letters.get(spec.dead_letter.type).for_job(spec.dead_letter, spec)
 
 
 SINKS = SinkRegistry()

@@ -28,7 +28,7 @@ def check_names(tree: exp.Expr, sql: str) -> None:
     special = set(windows.GROUP_WINDOWS) | set(windows.AUXILIARY) | {"TABLE"}
     for node in tree.find_all(exp.Anonymous):
         name = node.name
-        if name.upper() in special or UDFS.get(name) or name.lower() in spark_functions():
+        if name.upper() in special or UDFS.find(name) or name.lower() in spark_functions():
             continue
         known = [*UDFS.names(), *sorted(windows.GROUP_WINDOWS), *sorted(windows.AUXILIARY)]
         raise positions.error(
@@ -46,7 +46,7 @@ def rewrite(tree: exp.Expr, sql: str) -> exp.Expr:
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
             return _distinct_count(node.this.expressions)
         if isinstance(node, exp.Anonymous):
-            udf = UDFS.get(node.name)
+            udf = UDFS.find(node.name)
             if udf is None:
                 return node
             if not udf.arity_ok(len(node.expressions)):

@@ -64,14 +64,8 @@ def default_checkpoint(job: str) -> Path:
 
 
 def with_bootstrap(spec: DaggerSpec, servers: str) -> DaggerSpec:
-    """``spec`` with every Kafka address (streams, Kafka sinks, dead letters) set to
-    ``servers``."""
-    if not isinstance(spec, DaggerSpec):  # another kind knows its own addresses
-        return spec.with_bootstrap(servers)  # type: ignore[no-any-return]
-    streams = [s.model_copy(update={"bootstrap_servers": servers}) for s in spec.streams]
-    sinks = [s.with_bootstrap(servers) for s in spec.sinks]
-    dead = spec.dead_letter.model_copy(update={"bootstrap_servers": servers})
-    return spec.model_copy(update={"streams": streams, "sinks": sinks, "dead_letter": dead})
+    """``spec`` (of any kind) with every Kafka address set to ``servers``."""
+    return spec.with_bootstrap(servers)
 
 
 class StreamingJob:

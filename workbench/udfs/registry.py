@@ -9,19 +9,18 @@ Two shapes of function:
   SQL (a template over the arguments), so Catalyst compiles it and streaming
   supports it (aggregates such as ``DistinctCount`` become ``size(collect_set(x))``).
 
-A module registers its functions with ``UDFS.add(...)`` at import; third-party
-packages register through the ``workbench.udfs`` entry-point group.
+A module registers its functions with ``UDFS.add(...)`` at import (the modules of
+:data:`BUILTIN`, imported on the first question); third-party packages register through
+the ``workbench.udfs`` entry-point group (:class:`workbench.plugins.Plugins`).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Literal
 
-from workbench.exceptions import UnknownNameError
+from workbench.plugins import Plugins
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -134,45 +133,23 @@ def substitute(template: str, args: list[exp.Expr]) -> exp.Expr:
     return tree.transform(fill)
 
 
-class UdfRegistry:
+#: the modules registering the built-in functions
+BUILTIN = tuple(
+    f"workbench.udfs.{name}" for name in ("aggregates", "collections", "geo", "text", "time")
+)
+
+
+class UdfRegistry(Plugins[Udf]):
+    """Functions by name, case-insensitively."""
+
     def __init__(self) -> None:
-        self._udfs: dict[str, Udf] = {}
-        self._plugins_loaded = False
-        self._loading = threading.RLock()  # jobs of a shared application plan in threads
+        super().__init__("function", BUILTIN, "workbench.udfs", fold=True)
 
-    def add(self, udf: Udf) -> Udf:
-        self._udfs[udf.name.lower()] = udf
-        return udf
-
-    def _load(self) -> None:
-        if self._plugins_loaded:
-            return
-        with self._loading:  # loaded once, and seen only once complete
-            if self._plugins_loaded:
-                return
-            from workbench.udfs import builtin  # noqa: F401  (registers the built-ins)
-
-            for ep in entry_points(group="workbench.udfs"):
-                ep.load()
-            self._plugins_loaded = True
-
-    def get(self, name: str) -> Udf | None:
-        self._load()
-        return self._udfs.get(name.lower())
-
-    def require(self, name: str) -> Udf:
-        udf = self.get(name)
-        if udf is None:
-            raise UnknownNameError("function", name, self.names())
-        return udf
-
-    def names(self) -> list[str]:
-        self._load()
-        return sorted((u.name for u in self._udfs.values()), key=str.lower)
-
-    def __iter__(self) -> Iterator[Udf]:
-        self._load()
-        return iter(sorted(self._udfs.values(), key=lambda u: u.name.lower()))
+    def add(self, name: str | Udf, plugin: Udf | None = None) -> Udf:
+        """``add(udf)``: a function is registered under its own name."""
+        udf = name if isinstance(name, Udf) else plugin
+        assert udf is not None, "add(udf) or add(name, udf)"
+        return super().add(udf.name, udf)
 
     def register_all(self, spark: SparkSession) -> None:
         for udf in self:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from workbench.chaos.faults import Fault
+from workbench.chaos.faults import FAULTS, Fault
 from workbench.chaos.faults.broker_kill import broker_from, broker_record, start_again
 from workbench.exceptions import ChaosError
 
@@ -22,6 +22,7 @@ FAILED = "data.failed-disk"
 
 class BrokerDisk(Fault):
     name, type = "broker_disk", "kafka"
+    needs = ("brokers",)
     playbook = (
         "A broker's data disk failed: the broker halts (its log says 'all log dirs ... have "
         "failed'). Replace the disk, restore the log folder (or let replicas refill it on a "
@@ -52,4 +53,4 @@ class BrokerDisk(Fault):
         start_again(broker)
 
 
-FAULTS = [BrokerDisk]
+FAULTS.add(BrokerDisk.name, BrokerDisk())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from workbench.chaos.faults import Fault
+from workbench.chaos.faults import FAULTS, Fault
 
 
 def broker_record(broker: Any) -> dict[str, Any]:
@@ -37,6 +37,7 @@ def broker_from(record: dict[str, Any]) -> Any:
 
 class BrokerKill(Fault):
     name, type = "broker_kill", "kafka"
+    needs = ("brokers",)
     playbook = (
         "A broker died: check `workbench dev kafka status` and the broker's log; start it "
         "again (`workbench dev kafka up`). Producers retry until message.timeout.ms; the "
@@ -68,4 +69,4 @@ def start_again(broker: Any, timeout: float = 60.0) -> None:
     broker.start()
 
 
-FAULTS = [BrokerKill]
+FAULTS.add(BrokerKill.name, BrokerKill())

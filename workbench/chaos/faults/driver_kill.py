@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import signal
 
-from workbench.chaos.faults import Fault
+from workbench.chaos.faults import FAULTS, Fault
 from workbench.exceptions import ChaosError
 
 
 class DriverKill(Fault):
     name, type = "driver_kill", "spark"
+    needs = ("client",)
     playbook = (
         "The driver died: `workbench jobs events JOB` shows the supervisor's restart; if it "
         "is in backoff or FAILED, read `workbench jobs logs JOB` and `workbench jobs start JOB`. "
@@ -40,4 +41,4 @@ class DriverKill(Fault):
         """Nothing: the supervisor restarts the job."""
 
 
-FAULTS = [DriverKill]
+FAULTS.add(DriverKill.name, DriverKill())

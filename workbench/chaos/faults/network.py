@@ -11,11 +11,12 @@ revert record names its control file, so the replay heals it.
 
 from __future__ import annotations
 
-from workbench.chaos.faults import Fault
+from workbench.chaos.faults import FAULTS, Fault
 
 
 class _ProxyFault(Fault):
     type = "network"
+    needs = ("proxy",)
     playbook = (
         "The network between the job and the brokers is slow, lossy or cut: check the "
         "producer's and the job's timeouts (request.timeout.ms, the trigger) against the "
@@ -64,4 +65,6 @@ class Partition(_ProxyFault):
         return {"partition": params.get("mode", "blackhole")}
 
 
-FAULTS = [Latency, Loss, Partition]
+FAULTS.add(Latency.name, Latency())
+FAULTS.add(Loss.name, Loss())
+FAULTS.add(Partition.name, Partition())

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import importlib
 
-from workbench.chaos.faults import Fault
+from workbench.chaos.faults import FAULTS, Fault
 
 
 class SinkOutage(Fault):
     name, type = "sink_outage", "sink"
+    needs = ("sink",)
     playbook = (
         "The sink is down: batches fail and the job retries with backoff (its health page "
         "shows the failures); bring the sink back, then check the job caught up (lag 0) and "
@@ -36,4 +37,4 @@ class SinkOutage(Fault):
         server(record["state_dir"], record["port"]).start()
 
 
-FAULTS = [SinkOutage]
+FAULTS.add(SinkOutage.name, SinkOutage())

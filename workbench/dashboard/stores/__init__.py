@@ -1,5 +1,6 @@
 """Results stores the dashboard reads, registered by kind: a new store is one module with
-a class (``kind``, ``from_target``, ``metrics``, ``services``, ``read``) and one line here.
+a class (``kind``, ``from_target``, ``metrics``, ``services``, ``read``) that ends with
+``STORES.add(kind, class)``, named in :data:`BUILTIN` (:class:`workbench.plugins.Plugins`).
 
 A store is named by ``KIND:TARGET``: ``influx1:http://127.0.0.1:8086/dagger``,
 ``victoriametrics:http://127.0.0.1:8428``, ``parquet:.workbench/demo/parquet``.
@@ -11,16 +12,13 @@ from typing import Any
 
 from workbench.dashboard.errors import StoreError
 from workbench.dashboard.stores.base import Layout, Query, Store
-from workbench.dashboard.stores.influx1 import InfluxV1Store
-from workbench.dashboard.stores.parquet import ParquetStore
-from workbench.dashboard.stores.victoria import VictoriaMetricsStore
-from workbench.exceptions import did_you_mean
+from workbench.exceptions import UnknownNameError
+from workbench.plugins import Plugins
 
-STORES: dict[str, Any] = {
-    InfluxV1Store.kind: InfluxV1Store,
-    VictoriaMetricsStore.kind: VictoriaMetricsStore,
-    ParquetStore.kind: ParquetStore,
-}
+#: the modules registering the built-in stores
+BUILTIN = tuple(f"workbench.dashboard.stores.{name}" for name in ("influx1", "victoria", "parquet"))
+#: store classes by kind (each with ``from_target(target, layout, **options)``)
+STORES = Plugins[Any]("store kind", BUILTIN)
 
 __all__ = ["STORES", "Layout", "Query", "Store", "open_store"]
 
@@ -33,7 +31,9 @@ def open_store(name: str, layout: Layout | None = None, **options: Any) -> Store
             name,
             f"A store is KIND:TARGET, e.g. influx1:http://127.0.0.1:8086/dagger; got '{name}'.",
         )
-    if kind not in STORES:
-        raise StoreError(name, f"Unknown store kind '{kind}'.{did_you_mean(kind, STORES)}")
-    store: Store = STORES[kind].from_target(target, layout or Layout(), **options)
+    try:
+        store_class = STORES.get(kind)
+    except UnknownNameError as err:
+        raise StoreError(name, str(err)) from None
+    store: Store = store_class.from_target(target, layout or Layout(), **options)
     return store

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.dashboard.errors import StoreEmptyError, StoreError
-from workbench.dashboard.stores import http
+from workbench.dashboard.stores import STORES, http
 from workbench.dashboard.stores.base import Layout, Query, points_frame, rfc3339
 
 if TYPE_CHECKING:
@@ -99,3 +99,6 @@ class InfluxV1Store:
         if error:
             raise StoreError(self.describe(), f"InfluxDB at {self.url} said: {error}")
         return list(results[0].get("series", [])) if results else []
+
+
+STORES.add(InfluxV1Store.kind, InfluxV1Store)

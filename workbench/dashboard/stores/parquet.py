@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote, urlparse
 
 from workbench.dashboard.errors import StoreEmptyError, StoreUnreachableError
+from workbench.dashboard.stores import STORES
 from workbench.dashboard.stores.base import Layout, Query
 
 if TYPE_CHECKING:
@@ -125,3 +126,6 @@ class ParquetStore:
 def _naive_utc(moment: datetime) -> datetime:
     aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return aware.astimezone(UTC).replace(tzinfo=None)
+
+
+STORES.add(ParquetStore.kind, ParquetStore)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.dashboard.stores import http
+from workbench.dashboard.stores import STORES, http
 from workbench.dashboard.stores.base import Layout, Query, epoch_ms, points_frame, rfc3339
 
 if TYPE_CHECKING:
@@ -87,3 +87,6 @@ class VictoriaMetricsStore:
         url = f"{self.url.rstrip('/')}/api/v1/label/{label}/values"
         answer = http.call(self.describe(), "GET", url, params=match)
         return list(answer.json().get("data", []))
+
+
+STORES.add(VictoriaMetricsStore.kind, VictoriaMetricsStore)

@@ -6,7 +6,12 @@ See :mod:`workbench.schemas.registry` (messages by full, Java or simple name),
 """
 
 from workbench.schemas.compiler import ProtoCompileError, compile_protos
-from workbench.schemas.registry import FieldInfo, SchemaRegistry, default_registry
+from workbench.schemas.registry import (
+    FieldInfo,
+    SchemaRegistry,
+    default_registry,
+    default_registry_with,
+)
 from workbench.schemas.sparktypes import ddl, spark_schema
 
 __all__ = [
@@ -16,5 +21,6 @@ __all__ = [
     "compile_protos",
     "ddl",
     "default_registry",
+    "default_registry_with",
     "spark_schema",
 ]

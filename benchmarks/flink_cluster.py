@@ -17,13 +17,13 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
 from flink_build import MAIN, classpath
 
 from workbench.exceptions import WorkbenchError
+from workbench.moments import epoch_ms
 from workbench.runtime.spark import GC
 
 TAG = "@flinkbench "
@@ -132,9 +132,3 @@ def read_rows(folder: Path) -> list[Row]:
                 for s2id, vehicle, bookings, customers, end in csv.reader(f):
                     rows.append((epoch_ms(end), s2id, vehicle, int(bookings), int(customers)))
     return sorted(rows)
-
-
-def epoch_ms(text: str) -> int:
-    """Flink CSV's TIMESTAMP_LTZ text ('2026-11-24 14:02:00Z', fraction optional) as epoch ms."""
-    stamp = datetime.fromisoformat(text.strip().rstrip("Z").replace(" ", "T"))
-    return int(stamp.replace(tzinfo=UTC).timestamp() * 1000)

@@ -98,3 +98,12 @@ def test_the_architecture_page_shows_the_layers_and_rooms_of_the_code():
         "docs/architecture.md is stale: python -m workbench.dev.architecture rewrites it"
     )
     assert "| 1 | `cli` |" in current  # the contract's top layer, as pyproject.toml has it
+
+
+def test_every_room_has_a_layer():
+    """A package or top-level module missing from the layers contract would be unchecked."""
+    from workbench.dev import architecture
+
+    layered = {name for layer in architecture.layers() for name in layer}
+    rooms = set(architecture.rooms()) - {"workbench.data"}  # files, no imports
+    assert rooms - layered == set(), "add these to [tool.importlinter] layers in pyproject.toml"

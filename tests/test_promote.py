@@ -18,10 +18,10 @@ from geo_reference import surge_windows
 from streaming import START, SURGE_SQL, surge_rows
 from test_notebooks import events_of
 
-from workbench.exceptions import ParityError, PromoteError, StreamInPromoteError
+from workbench.exceptions import ParityError, PromoteError, SpecError, StreamInPromoteError
 from workbench.lab.parity import read_jsonl
 from workbench.notebook.examples import demo_events
-from workbench.promote import _name_of, check_parity, prepare
+from workbench.promote import check_parity, prepare, recorded_spec
 from workbench.spec import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,7 +133,8 @@ def test_a_preview_that_differs_from_the_production_plan_refuses_promotion(
     shown = err.value.only_preview[0]
     assert set(shown) == {"customer_id", "vehicle_type", "noise"}
     assert json.dumps(shown, sort_keys=True) in message
-    assert _name_of(notebook, tmp_path / "work" / "record") == "noisy"  # the job's default name
+    record = tmp_path / "work" / "record"
+    assert recorded_spec(record, None, notebook).name == "noisy"  # the job's default name
 
 
 def test_a_notebook_without_a_preview_is_refused(workbench_kernel, tmp_path):
@@ -224,7 +225,7 @@ def test_the_submitted_spec_names_the_owning_team():
 
     spec = bundled("surge-pricing")
     assert spec.team == "pricing"
-    owned = parse(yaml.safe_load(owned_by(spec.to_yaml(), "supply")))
+    owned = parse(yaml.safe_load(owned_by(spec, "supply").to_yaml()))  # as the service reads it
     assert owned.team == "supply" and owned.sql == spec.sql
 
 
@@ -240,3 +241,18 @@ def test_a_renamed_spec_keeps_its_sinks_settings(tmp_path):
     renamed = recorded_spec(tmp_path, "surge-prod")
     assert renamed.name == "surge-prod"
     assert renamed.sinks[0].model_dump(include=set(sink)) == sink
+
+
+def test_a_notebook_without_a_spec_names_the_job_after_its_file(tmp_path):
+    """The spec of a notebook that only previewed SQL is named "preview": the job takes the
+    notebook's file name instead, checked as any dagger name is."""
+    from workbench.notebook import promoting
+    from workbench.notebook.examples import bundled
+
+    preview = bundled("surge-pricing").model_copy(update={"name": promoting.PREVIEW_SPEC_NAME})
+    (tmp_path / promoting.SPEC_FILE).write_text(preview.to_yaml())
+    assert recorded_spec(tmp_path, None, Path("hot spots.ipynb")).name == "hot-spots"
+    assert recorded_spec(tmp_path, "surge-prod", Path("hot spots.ipynb")).name == "surge-prod"
+    assert recorded_spec(tmp_path, None).name == promoting.PREVIEW_SPEC_NAME
+    with pytest.raises(SpecError, match="a dagger name is letters"):
+        recorded_spec(tmp_path, None, Path("2026 plan.ipynb"))

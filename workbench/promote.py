@@ -27,13 +27,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from workbench.exceptions import ParityError, PromoteError, UnknownNameError, clip
 from workbench.lab import parity
 from workbench.paths import PROMOTE_DIR_ENV
+
+if TYPE_CHECKING:
+    from workbench.spec import DaggerSpec
 
 Emit = Callable[[str], None] | None
 
@@ -72,13 +75,21 @@ def parameter(text: str) -> Any:
 class Promotion:
     """A notebook ready for the job service: the spec, the executed notebook, parity."""
 
-    name: str
-    spec_yaml: str
+    spec: DaggerSpec
     notebook_bytes: bytes = field(repr=False)
     sha256: str
     parity: dict[str, Any]
     timings: dict[str, float]
     workdir: Path
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def spec_yaml(self) -> str:
+        """The spec as the job service receives it."""
+        return self.spec.to_yaml()
 
 
 def prepare(
@@ -104,7 +115,7 @@ def prepare(
     executed = execute(notebook, work, params, kernel)
     papermill_s = time.perf_counter() - t0
     _say(emit, f"papermill: executed {notebook.name} in promote mode ({papermill_s:.1f}s)")
-    spec = recorded_spec(work / "record", name or _name_of(notebook, work / "record"))
+    spec = recorded_spec(work / "record", name, notebook)
     t1 = time.perf_counter()
     result = check_parity(spec, work / "record", work / "replay.jsonl")
     parity_s = time.perf_counter() - t1
@@ -115,7 +126,7 @@ def prepare(
                f"compared: {parity_s:.1f}s)")  # fmt: skip
     data = executed.read_bytes()
     return Promotion(
-        spec.name, spec.to_yaml(), data, hashlib.sha256(data).hexdigest(), result,
+        spec, data, hashlib.sha256(data).hexdigest(), result,
         {"papermill_s": round(papermill_s, 3), "parity_s": round(parity_s, 3)}, work,
     )  # fmt: skip
 
@@ -153,7 +164,7 @@ def submit(
     from workbench.client.rest import ServiceClient
 
     t0 = time.perf_counter()
-    promotion.spec_yaml = owned_by(promotion.spec_yaml, team)
+    promotion.spec = owned_by(promotion.spec, team)
     job = ServiceClient(server, token).submit(
         name=promotion.name,
         team=team,
@@ -168,13 +179,9 @@ def submit(
     return job
 
 
-def owned_by(spec_yaml: str, team: str) -> str:
-    """The spec with ``team`` as its team (the job's owner; the plan does not change)."""
-    import yaml
-
-    from workbench.spec import parse
-
-    return parse(yaml.safe_load(spec_yaml) | {"team": team}).to_yaml()
+def owned_by(spec: DaggerSpec, team: str) -> DaggerSpec:
+    """``spec`` with ``team`` as its team (the job's owner; the plan does not change)."""
+    return spec.model_copy(update={"team": team})  # any text is a team: nothing to validate
 
 
 # --- papermill ------------------------------------------------------------------------
@@ -238,8 +245,9 @@ def _default_workdir(notebook: Path) -> Path:
 # --- the record and the parity check ---------------------------------------------------
 
 
-def recorded_spec(record: Path, name: str | None) -> Any:
-    """The spec the notebook recorded (renamed to ``name`` when given), validated."""
+def recorded_spec(record: Path, name: str | None, notebook: Path | None = None) -> DaggerSpec:
+    """The spec the notebook recorded, validated; renamed to ``name`` when given, else to
+    ``notebook``'s file name when the notebook used no spec (:func:`_name_of`)."""
     from workbench.spec import load, parse
 
     path = record / SPEC_FILE
@@ -249,21 +257,19 @@ def recorded_spec(record: Path, name: str | None) -> Any:
             "sample) in it, then promote again"
         )
     spec = load(path)
+    name = name or (_name_of(notebook, spec) if notebook else None)
     if name is None:
         return spec
-    # through to_yaml: a plain model_dump keeps only the base fields of each sink
-    return parse(yaml.safe_load(spec.to_yaml()) | {"name": name})
+    # the fields as they are (a model_dump keeps only the base fields of each sink)
+    return parse(dict(spec) | {"name": name})
 
 
-def _name_of(notebook: Path, record: Path) -> str | None:
+def _name_of(notebook: Path, spec: DaggerSpec) -> str | None:
     """None (the spec's own name), or the notebook's file name when the notebook used no
     spec, only a preview of SQL (whose spec is named "preview")."""
     import re
 
-    from workbench.spec import load
-
-    path = record / SPEC_FILE
-    if not path.exists() or load(path).name != PREVIEW_SPEC_NAME:
+    if spec.name != PREVIEW_SPEC_NAME:
         return None
     return re.sub(r"[^A-Za-z0-9_-]+", "-", notebook.stem).strip("-_") or None
 

@@ -51,11 +51,10 @@ class ResolvedStream:
 
 
 def registry_for(spec: DaggerSpec) -> SchemaRegistry:
-    from workbench.schemas import SchemaRegistry, default_registry
+    """The registry ``spec`` decodes with: the default one plus the spec's ``schemas``."""
+    from workbench.schemas import default_registry_with
 
-    if not spec.schemas:
-        return default_registry()
-    return SchemaRegistry(*default_registry().sources, *spec.schemas)
+    return default_registry_with(spec.schemas)
 
 
 def resolve(spec: DaggerSpec, registry: SchemaRegistry | None = None) -> list[ResolvedStream]:

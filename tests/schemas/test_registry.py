@@ -12,7 +12,7 @@ import pytest
 from google.protobuf import descriptor_pb2
 
 from workbench.exceptions import SchemaError, UnknownNameError
-from workbench.schemas import SchemaRegistry, default_registry
+from workbench.schemas import SchemaRegistry, default_registry, default_registry_with
 from workbench.schemas.registry import java_names
 
 PING = """syntax = "proto3";
@@ -271,3 +271,13 @@ def test_java_names_follow_protoc():
         "com.x.Outer.Ping",
         "com.x.Ping",
     ]
+
+
+def test_default_registry_with_extra_sources(tmp_path):
+    """A spec's ``schemas`` (or ``--schemas``) come on top of the default registry."""
+    write(tmp_path / "team", "fleet/ping.proto", PING.format(package="fleet"))
+    assert default_registry_with([]) is default_registry()
+    both = default_registry_with([tmp_path / "team"])
+    assert both.sources == [*default_registry().sources, str(tmp_path / "team")]
+    assert "fleet.Ping" in both.messages()
+    assert set(default_registry().messages()) < set(both.messages())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -17,8 +17,9 @@ from readback import influxql, vm_export
 
 from workbench.dev.ports import free_port
 from workbench.exceptions import SinkError
+from workbench.moments import epoch_ms
 from workbench.sinks.influx import InfluxConfig
-from workbench.sinks.influx_writer import InfluxWriter, epoch_ms, to_points
+from workbench.sinks.influx_writer import InfluxWriter, to_points
 
 T0 = datetime(2024, 1, 2, 3, 4, 5, 678000)  # naive: UTC
 T0_MS = 1704164645678
@@ -76,10 +77,6 @@ CASES = [
 def test_to_points(row, expected):
     lines = [point.to_line_protocol() for point in to_points([row], "m")]
     assert lines == ([expected] if expected else [])
-
-
-def test_epoch_ms_naive_is_utc():
-    assert epoch_ms(T0) == epoch_ms(T0.replace(tzinfo=UTC)) == T0_MS
 
 
 def test_other_time_column():

@@ -121,7 +121,7 @@ class _Shape:
     def projection(self, df: DataFrame) -> DataFrame:
         types = {f.name: f.dataType for f in df.schema.fields}
         return df.selectExpr(
-            *(epoch_ms(_col(t), types.get(t)) for t in self.times),
+            *(epoch_ms_sql(_col(t), types.get(t)) for t in self.times),
             *(f"coalesce(CAST(({r.when}) AS BOOLEAN), false)" for r in self.rules),
             *(f"coalesce(CAST({_col(c)} AS STRING), '')" for c in self.labels),
             f"to_json({_struct([f'{_lit(c)}, {_col(c)}' for c in self.values])})",
@@ -141,7 +141,7 @@ def _struct(fields: list[str]) -> str:
     return f"named_struct({', '.join(fields)})" if fields else "map()"
 
 
-def epoch_ms(column: str, data_type: DataType | None) -> str:
+def epoch_ms_sql(column: str, data_type: DataType | None) -> str:
     """SQL giving a time column as epoch milliseconds (bigint): timestamps, dates, or
     numbers taken as epoch ms already."""
     from pyspark.sql.types import DateType, NumericType

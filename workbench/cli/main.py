@@ -107,27 +107,19 @@ def cmd_import_dagger(args: argparse.Namespace) -> int:
     return 0
 
 
-def _registry(extra: list[str]):
-    from workbench.schemas import SchemaRegistry, default_registry
-
-    return SchemaRegistry(*default_registry().sources, *extra) if extra else default_registry()
-
-
 def cmd_schemas_list(args: argparse.Namespace) -> int:
-    registry = _registry(args.schemas)
+    from workbench.schemas import default_registry_with
+
+    registry = default_registry_with(args.schemas)
     for name in registry.messages():
         print(name)
     return 0
 
 
 def cmd_schemas_show(args: argparse.Namespace) -> int:
-    from workbench.schemas import SchemaRegistry, ddl, default_registry
+    from workbench.schemas import ddl, default_registry_with
 
-    registry = (
-        SchemaRegistry(*default_registry().sources, *args.schemas)
-        if args.schemas
-        else default_registry()
-    )
+    registry = default_registry_with(args.schemas)
     descriptor = registry.descriptor(args.message)
     if args.json:
         print(json.dumps([f.to_dict() for f in registry.fields(args.message)], indent=2))

@@ -87,8 +87,9 @@ def fail_over(
         raise JobServiceError(f"Job '{job.name}' has no version to fail over.")
     spec_yaml, moved = failover_spec(current.spec_yaml, config.kafka_clusters, to)
     note = f"failover {', '.join(moved)} -> {to}"
+    spec = versioning.parse_spec(spec_yaml)
     record = versioning.add_version(
-        s, job, config.state_dir, spec_yaml, actor, note=note, new_checkpoint=True
+        s, job, config.state_dir, spec_yaml, spec, actor, note=note, new_checkpoint=True
     )
     record.handoff_json = pending(job.name, moved, to)
     job.failures, job.next_attempt_at = 0, None  # failed for want of its cluster: anew

@@ -77,6 +77,7 @@ def add_version(
     job: Job,
     state_dir: Path,
     spec_yaml: str,
+    spec: DaggerSpec,
     author: str,
     *,
     notebook: tuple[str, str] | None = None,
@@ -85,12 +86,12 @@ def add_version(
     new_checkpoint: bool = False,
     schema_version: int | None = KEEP,
 ) -> Version:
-    """A new version of ``job`` (made current); ``notebook``: (record path, sha256).
+    """A new version of ``job`` (made current) with ``spec_yaml`` as written, ``spec`` being
+    its parsed form (:func:`parse_spec`); ``notebook``: (record path, sha256).
     ``new_checkpoint``: a new checkpoint even when the query's shape is unchanged (a
     failover: the old one's offsets belong to another Kafka cluster). ``schema_version``:
     the schema version it is pinned to (None: the bundled schemas); by default the
     current version's."""
-    spec = parse_spec(spec_yaml)
     digest = spec_hash(spec)
     previous = version(session, job.id, job.current_version) if job.current_version else None
     number = (previous_number(session, job.id) or 0) + 1

@@ -57,12 +57,12 @@ def replay(
     Rows that cannot be read fail the run, unless ``rejects_path`` is given: then
     they are written there (file, line, error, raw) and the run goes on without them.
     """
-    from workbench.lab.results import write_jsonl
+    from workbench.lab.results import write_rows
 
     plan, rejects = plan_recordings(
         spark, tables, sql=sql, spec=spec, rowtime_field=rowtime_field, rejects_path=rejects_path
     )
-    rows = write_jsonl(plan.result, out)
+    rows = write_rows(plan.result, out)
     return ReplayResult(rows, Path(out), rejects, plan.translation.sql)
 
 
@@ -111,10 +111,10 @@ def replay_samples(
 
     Records that do not decode are left out and counted, as the job's dead letters are.
     """
-    from workbench.lab.results import write_jsonl
+    from workbench.lab.results import write_rows
 
     with sample_plan(spark, samples, sql=sql, spec=spec) as (plan, undecodable):
-        rows = write_jsonl(plan.result, out)
+        rows = write_rows(plan.result, out)
     return ReplayResult(rows, Path(out), [], plan.translation.sql, undecodable)
 
 
@@ -130,7 +130,8 @@ def sample_plan(
     many records did not decode; the decoded records are cached while it is used."""
     from pyspark.sql import functions as F
 
-    from workbench.lab.sampling import Sample, registry_for
+    from workbench.lab.sampling import Sample
+    from workbench.schemas import default_registry_with
     from workbench.sources.kafka import decoded_records, decoded_rows
 
     if (sql is None) == (spec is None):
@@ -140,7 +141,7 @@ def sample_plan(
         for path in samples:
             sample = Sample.load(path, read=False)
             stream = spec.stream(sample.table) if spec else sample.stream
-            registry = registry_for([*(spec.schemas if spec else ()), *sample.schemas])
+            registry = default_registry_with([*(spec.schemas if spec else ()), *sample.schemas])
             raw = spark.read.format("kafka").options(**sample.spark_options()).load()
             records = decoded_records(spark, raw, stream, registry).persist()
             cached.append(records)

@@ -33,8 +33,8 @@ def json_lines(frame: DataFrame, ordered: bool = True) -> Iterator[str]:
         yield row["j"]
 
 
-def write_jsonl(frame: DataFrame, path: str | Path) -> int:
-    """Write ``frame`` to ``path``; returns the number of rows written."""
+def write_rows(frame: DataFrame, path: str | Path) -> int:
+    """Write ``frame``'s rows to ``path`` (:func:`json_lines`); returns how many."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0

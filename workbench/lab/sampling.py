@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import UnknownNameError
+from workbench.moments import epoch_ms
 from workbench.sources.kafka import FETCH_WAIT, decoded_records, decoded_rows
 from workbench.sources.partitions import (
     PartitionReader,
@@ -46,7 +47,6 @@ from workbench.sources.partitions import (
     Record,
     SampleError,
     SampleProgress,
-    to_millis,
 )
 
 if TYPE_CHECKING:
@@ -199,7 +199,9 @@ class Sample:
         }
 
     def registry(self) -> SchemaRegistry:
-        return registry_for(self.schemas)
+        from workbench.schemas import default_registry_with
+
+        return default_registry_with(self.schemas)
 
     def raw_frame(self, spark: SparkSession) -> DataFrame:
         """The raw records as a Spark frame with the Kafka source's columns (via Arrow)."""
@@ -268,14 +270,6 @@ def clear_cache() -> None:
     CACHE.clear()
 
 
-def registry_for(schemas: Iterable[str] = ()) -> SchemaRegistry:
-    """The default registry, plus a spec's extra schema sources."""
-    from workbench.schemas import SchemaRegistry, default_registry
-
-    extra = list(schemas)
-    return SchemaRegistry(*default_registry().sources, *extra) if extra else default_registry()
-
-
 def decode(
     spark: SparkSession, raw: DataFrame, sample: Sample, registry: SchemaRegistry
 ) -> Decoded:
@@ -325,7 +319,9 @@ def sample(
         raise SampleError(
             "give one of last=N, start=/end= (a time range), tail_s=SECONDS or offsets="
         )
-    message = registry_for(schemas).resolve(stream.message)
+    from workbench.schemas import default_registry_with
+
+    message = default_registry_with(schemas).resolve(stream.message)
     servers = bootstrap or stream.bootstrap_servers
     taken_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     with PartitionReader(servers, stream) as consumer:
@@ -374,11 +370,11 @@ def _stream_of(
 
 def _range_mode(start: Any, end: Any) -> str:
     def text(moment: Any) -> str:
-        ms = to_millis(moment)
+        ms = epoch_ms(moment)
         return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
     first = text(start) if start is not None else "the start"
     return f"{first} to {text(end) if end is not None else 'now'}"
 
 
-__all__ = ["Record", "Sample", "SampleError", "SampleProgress", "sample", "to_millis"]
+__all__ = ["Record", "Sample", "SampleError", "SampleProgress", "sample"]

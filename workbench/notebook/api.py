@@ -269,10 +269,10 @@ class Schema:
 
 def schema(message: str) -> Schema:
     """The field tree of ``message`` (full, Java class or unique simple name)."""
-    from workbench.lab.sampling import registry_for
+    from workbench.schemas import default_registry_with
 
     extra = [x for _, schemas in _known().values() for x in schemas]
-    registry = registry_for(dict.fromkeys(extra))
+    registry = default_registry_with(dict.fromkeys(extra))
     descriptor = registry.descriptor(message)
     return Schema(descriptor.full_name, descriptor.file.name, registry.fields(message))
 

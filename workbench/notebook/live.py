@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.exceptions import WorkbenchError
 from workbench.lab.preview import chart_metrics, group_keys, measures
 from workbench.streaming import deadletters
+from workbench.streaming.queries import wait_idle
 
 if TYPE_CHECKING:
     import ipywidgets as W
@@ -275,7 +276,8 @@ class LivePreview:
         try:
             if self.query is not None:
                 with contextlib.suppress(Exception):  # a dead session has stopped it already
-                    _wait_idle(self.query)  # new batches return at once: _stopping is set
+                    # new batches return at once: _stopping is set
+                    wait_idle(self.query, timeout_s=5.0)
                     self.query.stop()
         finally:
             self._cleanup()
@@ -384,13 +386,6 @@ class LivePreview:
 
     def _repr_html_(self) -> str:
         return _status_html(self.status()) + _table_html(self.rows, 20)
-
-
-def _wait_idle(query: StreamingQuery, timeout_s: float = 5.0) -> None:
-    """Let a running micro-batch finish (so stopping does not cancel its Spark job)."""
-    deadline = time.monotonic() + timeout_s
-    while query.isActive and query.status.get("isTriggerActive") and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 def _table_html(rows: pd.DataFrame, shown: int) -> str:

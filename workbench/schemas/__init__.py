@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.schemas.compiler import ProtoCompileError, compile_protos
-    from workbench.schemas.registry import FieldInfo, SchemaRegistry, default_registry
+    from workbench.schemas.registry import (
+        FieldInfo,
+        SchemaRegistry,
+        default_registry,
+        default_registry_with,
+    )
     from workbench.schemas.sparktypes import ddl, spark_schema
 
 #: How many times a message may hold itself along a path (a spec's ``max_recursion_depth``).
@@ -26,6 +31,7 @@ _HOMES = {
     "compile_protos": "compiler",
     "ddl": "sparktypes",
     "default_registry": "registry",
+    "default_registry_with": "registry",
     "spark_schema": "sparktypes",
 }
 __all__ = [
@@ -36,6 +42,7 @@ __all__ = [
     "compile_protos",
     "ddl",
     "default_registry",
+    "default_registry_with",
     "spark_schema",
 ]
 

@@ -155,6 +155,13 @@ def _registry_for(extra: tuple[str, ...]) -> SchemaRegistry:
     return SchemaRegistry(BUNDLED_PROTOS, *extra)
 
 
+def default_registry_with(extra: Iterable[str | Path] = ()) -> SchemaRegistry:
+    """The default registry plus ``extra`` schema sources (a spec's ``schemas``, a
+    user's ``--schemas``): the default registry itself when there are none."""
+    sources = list(extra)
+    return SchemaRegistry(*default_registry().sources, *sources) if sources else default_registry()
+
+
 def _load_sets(sources: Iterable[str | Path]) -> list[tuple[str, FileSet]]:
     folders: list[Path] = []
     sets: list[tuple[str, FileSet]] = []

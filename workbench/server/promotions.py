@@ -119,8 +119,9 @@ class Promotions:
         try:
             ready = prepare(path, name=run.name, params=run.parameters, emit=run.step)
             run.step(f"submit: {ready.name} for team {run.team}")
+            spec = owned_by(ready.spec, run.team)
             run.job = self.service.submit(
-                who, name=ready.name, team=run.team, spec_yaml=owned_by(ready.spec_yaml, run.team),
+                who, name=spec.name, team=run.team, spec_yaml=spec.to_yaml(),
                 cluster=run.cluster, notebook=ready.notebook_bytes, parity=ready.parity,
                 schema_version=run.schema_version,
             )  # fmt: skip

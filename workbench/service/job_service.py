@@ -173,7 +173,7 @@ class JobService(AlertQueries):
                 )
             self._check_pin(s, job, spec, pin)
             self._check_names(s, job, spec, pin)
-            record = self._add_version(s, who, job, spec_yaml, notebook, parity, note, pin)
+            record = self._add_version(s, who, job, spec_yaml, spec, notebook, parity, note, pin)
             self._want_running(job)
             add_event(s, job.id, who.user, "submit", version=record.number, note=note)
             return self._view(s, job)
@@ -196,7 +196,7 @@ class JobService(AlertQueries):
             pin = self._pin_of(s, job) if schema_version is None else schema_version
             self._check_pin(s, job, spec, pin)
             self._check_names(s, job, spec, pin)
-            record = self._add_version(s, who, job, spec_yaml, None, None, note, pin)
+            record = self._add_version(s, who, job, spec_yaml, spec, None, None, note, pin)
             add_event(s, job.id, who.user, "edit", version=record.number, note=note)
             return self._view(s, job)
 
@@ -218,6 +218,7 @@ class JobService(AlertQueries):
                 job,
                 self.config.state_dir,
                 old.spec_yaml,
+                versioning.parse_spec(old.spec_yaml),
                 who.user,
                 notebook=(old.notebook_path, old.notebook_sha256 or "")
                 if old.notebook_path
@@ -350,13 +351,15 @@ class JobService(AlertQueries):
         who: authz.Principal,
         job: Job,
         spec_yaml: str,
+        spec: Any,
         notebook: bytes | None,
         parity: dict | None,
         note: str,
         schema_version: int | None,
     ) -> Any:
-        """The new version; its notebook record is written once the row is in (so a
-        request losing a race never overwrites the winner's record)."""
+        """The new version of ``spec_yaml`` (``spec``: parsed once, by the caller); its
+        notebook record is written once the row is in (so a request losing a race never
+        overwrites the winner's record)."""
         record = None
         if notebook is not None:
             number = (versioning.previous_number(s, job.id) or 0) + 1
@@ -366,6 +369,7 @@ class JobService(AlertQueries):
             job,
             self.config.state_dir,
             spec_yaml,
+            spec,
             who.user,
             notebook=record,
             parity=parity,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,6 +23,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from workbench.exceptions import SinkError
+from workbench.moments import epoch_ms
 
 if TYPE_CHECKING:
     from influxdb_client import Point
@@ -32,16 +33,8 @@ if TYPE_CHECKING:
 TAG_PREFIX, LABEL_PREFIX = "tag_", "label_"
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 TIMEOUT_S = 30.0
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MS = timedelta(milliseconds=1)
 
 FieldValue = bool | int | float | str
-
-
-def epoch_ms(value: datetime) -> int:
-    """Milliseconds since the epoch; a naive datetime is UTC."""
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return int((aware - _EPOCH) // _MS)
 
 
 def to_points(

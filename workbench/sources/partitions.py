@@ -16,10 +16,10 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import UnknownNameError, WorkbenchError
+from workbench.moments import epoch_ms
 
 if TYPE_CHECKING:
     from workbench.spec import StreamSpec
@@ -61,22 +61,6 @@ class SampleProgress:
 
 
 Progress = Callable[[SampleProgress], None]
-
-
-def to_millis(moment: datetime | int | str) -> int:
-    """Epoch milliseconds of a datetime (naive = UTC), ISO-8601 text or epoch milliseconds."""
-    if isinstance(moment, int):
-        return moment
-    if isinstance(moment, str):
-        if re.fullmatch(r"-?\d+", moment.strip()):
-            return int(moment)
-        try:
-            moment = datetime.fromisoformat(moment.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise SampleError(f"'{moment}' is not a time: give ISO-8601 or epoch ms") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
 
 
 Partition = tuple[str, int]
@@ -164,7 +148,10 @@ class PartitionReader:
 
         if moment is None:
             return {tp: default(*marks[tp]) for tp in partitions}
-        ms = to_millis(moment)
+        try:
+            ms = epoch_ms(moment)
+        except ValueError as err:
+            raise SampleError(str(err)) from None
         asked = [TopicPartition(t, p, ms) for t, p in partitions]
         found = self._call(lambda: self.consumer.offsets_for_times(asked, timeout=self.timeout_s))
         out = {}

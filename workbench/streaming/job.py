@@ -48,6 +48,7 @@ from workbench.sinks.streamed import StreamedWriter
 from workbench.spec import DaggerSpec
 from workbench.streaming import checkpoints, deadletters, dedup, observed
 from workbench.streaming.progress import BatchReport, ProgressListener, Totals
+from workbench.streaming.queries import wait_idle
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -411,7 +412,7 @@ class StreamingJob:
         it as a kill would, and :attr:`abandoned` says so."""
         for query in self.queries:
             if graceful:
-                _wait_idle(query, give_up=give_up)
+                wait_idle(query, give_up=give_up)
             now = not graceful or (give_up is not None and give_up())
             if now and abandon_after_s is not None:
                 if not _stopped_within(query, abandon_after_s):
@@ -496,16 +497,6 @@ def _stopped_within(query: StreamingQuery, seconds: float) -> bool:
     stopper.start()
     stopper.join(seconds)
     return not stopper.is_alive()
-
-
-def _wait_idle(
-    query: StreamingQuery, timeout_s: float = 120.0, give_up: Callable[[], bool] | None = None
-) -> None:
-    deadline = time.monotonic() + timeout_s
-    while query.isActive and time.monotonic() < deadline and not (give_up and give_up()):
-        if not query.status.get("isTriggerActive"):
-            return
-        time.sleep(0.2)
 
 
 def on_signals(handler: Callable[[], None]) -> Callable[[], None] | None:

@@ -90,10 +90,3 @@ def rfc3339(moment: datetime) -> str:
 
     aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def epoch_ms(moment: datetime) -> int:
-    from datetime import UTC
-
-    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return int(aware.timestamp() * 1000)

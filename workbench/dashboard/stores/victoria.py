@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.dashboard.stores import STORES, http
-from workbench.dashboard.stores.base import Layout, Query, epoch_ms, points_frame, rfc3339
+from workbench.dashboard.stores.base import Layout, Query, points_frame, rfc3339
+from workbench.moments import epoch_ms
 
 if TYPE_CHECKING:
     import pandas as pd

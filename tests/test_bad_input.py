@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.unit
+
 BAD = Path(__file__).parent / "fixtures" / "bad"
 CASES = yaml.safe_load((BAD / "cases.yaml").read_text(encoding="utf-8"))
 

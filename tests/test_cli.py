@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cli_runner import workbench
 from jobs.service_process import test_home as make_home
 from specfiles import spec_file
+
+pytestmark = pytest.mark.unit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent

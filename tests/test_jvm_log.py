@@ -7,7 +7,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from workbench.runtime import jvm_log
+
+pytestmark = pytest.mark.unit
 
 START_SPARK = """
 from workbench.runtime.spark import session

@@ -19,6 +19,8 @@ from workbench.dev.generator import Generator
 from workbench.lab.scaffold import EXAMPLES
 from workbench.notebook.examples import demo_events
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS, SEED, RATE = 2400, 13, 20.0
 

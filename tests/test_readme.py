@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from workbench.cli.main import build_parser
 from workbench.udfs import UDFS
+
+pytestmark = pytest.mark.unit
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 

@@ -23,6 +23,8 @@ import workbench
 from workbench.dev.generator import Generator, write_jsonl
 from workbench.lab.replay import replay
 
+pytestmark = pytest.mark.unit
+
 SPEC = Path(workbench.__file__).parent / "data" / "daggers" / "surge-pricing.yaml"
 START = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

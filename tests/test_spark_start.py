@@ -12,6 +12,8 @@ import workbench.notebook as wb
 from workbench.exceptions import SparkStartError
 from workbench.runtime.spark_start import BackgroundStart, StartTimes
 
+pytestmark = pytest.mark.unit
+
 
 def test_the_start_line_names_each_phase():
     times = StartTimes({"jars": 0.04, "JVM": 1.26, "SparkContext": 0.9})

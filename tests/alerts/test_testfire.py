@@ -16,6 +16,8 @@ from workbench.alerts.testfire import AlertTest, evaluate, rules_of
 from workbench.dev.generator import Generator, write_jsonl
 from workbench.exceptions import SpecError, WorkbenchError
 
+pytestmark = pytest.mark.unit
+
 MIN = 60_000
 HOT = {
     "name": "busy-cell",

@@ -12,6 +12,8 @@ from workbench.dashboard.errors import StoreEmptyError, StoreError, StoreUnreach
 from workbench.dashboard.stores import Layout, Query, open_store
 from workbench.dev.ports import free_port
 
+pytestmark = pytest.mark.unit
+
 ALL = Query("bookings", *SPAN)
 
 

@@ -15,6 +15,8 @@ from workbench.dev.kafka import Broker, create_topics, delete_topics, list_topic
 from workbench.dev.ports import HOST, free_ports
 from workbench.exceptions import SetupError, WorkbenchError
 
+pytestmark = pytest.mark.unit
+
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"

@@ -10,6 +10,8 @@ from workbench.quality.spec import QualitySpec, shape_hash
 from workbench.spec import DaggerSpec
 from workbench.spec import parse as parse_dagger
 
+pytestmark = pytest.mark.unit
+
 STREAM = {"topics": ["booking-log"], "message": "esb.booking.BookingLogMessage"}
 
 

@@ -22,6 +22,8 @@ from workbench.exceptions import (
 )
 from workbench.server.client import ServiceClient
 
+pytestmark = pytest.mark.unit
+
 
 def test_errors_are_the_service_s_classes_with_its_message(served, alice_job):
     bob = ServiceClient(served.url, TOKENS["bob"])

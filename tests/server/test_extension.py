@@ -18,6 +18,8 @@ from workbench.dev.ports import free_port
 from workbench.server.client import ServiceClient
 from workbench.server.identity import local_user
 
+pytestmark = pytest.mark.unit
+
 HERE = Path(__file__).resolve().parent
 #: The config shipped in the wheel (etc/jupyter/...): it alone enables the extension here.
 SHIPPED = HERE.parent.parent / "jupyter-config"

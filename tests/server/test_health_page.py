@@ -17,6 +17,8 @@ from servekit import TOKENS, start_serve, write_state
 from services_browser import recorded_page
 from streaming import influx_v1_rows, influx_v1_sink, new_topic, publish_events, surge_spec
 
+pytestmark = pytest.mark.unit
+
 SCREENSHOTS = Path("/tmp/a4")
 BATCH_CHARTS = (
     "Input and processed rate",

@@ -12,6 +12,8 @@ from servekit import TOKENS
 
 from workbench.server.prometheus import STATUSES, exposition
 
+pytestmark = pytest.mark.unit
+
 TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
 
 

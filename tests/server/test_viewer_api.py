@@ -4,9 +4,12 @@ message saying they are a dashboard viewer."""
 
 from __future__ import annotations
 
+import pytest
 import requests
 from servekit import TOKENS, headers, write_state
 from test_extension import start_hub_like, stop_jupyter
+
+pytestmark = pytest.mark.unit
 
 #: (method, path under workbench/api/ or workbench/) a viewer tries
 API = [

@@ -23,6 +23,8 @@ from workbench.schemas import SchemaRegistry
 from workbench.schemas.sparktypes import decoder_options, spark_schema
 from workbench.sources.protobuf import decoder
 
+pytestmark = pytest.mark.unit
+
 FOLDER = Path(__file__).resolve().parent.parent / "fixtures" / "protos" / "booking"
 MESSAGE = "wbtest.booking.BookingLogMessage"
 

@@ -10,7 +10,7 @@ from streaming import new_topic, publish_events, surge_spec
 from workbench.dev.ports import free_port_run
 from workbench.schemas import default_registry
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def test_dev_kafka_up_status_down(tmp_path):

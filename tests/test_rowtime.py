@@ -17,7 +17,7 @@ import pytest
 
 from workbench import engine
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 SQL = (
     "SELECT a.id, a.rowtime AS a_time, b.rowtime AS b_time, a.ts AS a_ts FROM a JOIN b "

@@ -60,6 +60,7 @@ def test_the_notebook_raises_the_background_error_then_starts_again(monkeypatch)
     assert wb._state["start"] is None  # the next wb.spark() starts Spark itself
 
 
+@pytest.mark.integration
 def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, tmp_path):
     from workbench.runtime import jvm_archive
     from workbench.runtime.spark import driver_java_options
@@ -76,6 +77,7 @@ def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, t
     assert "SharedArchiveFile" not in driver_java_options()
 
 
+@pytest.mark.integration
 def test_drivers_compile_with_both_jits_unless_told_quick(monkeypatch):
     from workbench.runtime.spark import QUICK_JIT, driver_java_options, short_lived_conf
 
@@ -88,6 +90,7 @@ def test_drivers_compile_with_both_jits_unless_told_quick(monkeypatch):
     assert QUICK_JIT not in driver_java_options(quick_jit=False)  # told otherwise
 
 
+@pytest.mark.integration
 def test_every_spark_jvm_collects_garbage_with_the_parallel_collector(monkeypatch):
     from workbench.runtime.spark import GC, driver_java_options, executor_java_options
 

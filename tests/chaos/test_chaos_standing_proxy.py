@@ -20,7 +20,7 @@ from workbench.chaos.journal import RevertJournal
 from workbench.chaos.standing_proxy import RECORD, standing
 from workbench.dev.ports import free_port, free_port_run
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.e2e
 
 
 def test_a_standing_proxy_serves_the_advertised_port_and_takes_faults(tmp_path):

@@ -15,7 +15,7 @@ from workbench.dev.kafka import Broker, create_topics, delete_topics, list_topic
 from workbench.dev.ports import HOST, free_ports
 from workbench.exceptions import SetupError, WorkbenchError
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def unique(prefix: str) -> str:

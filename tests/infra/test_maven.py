@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 SLF4J = "org.slf4j:slf4j-api:1.7.36"
 FETCH = (

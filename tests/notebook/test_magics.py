@@ -9,7 +9,7 @@ from streaming import SURGE_SQL, new_topic, publish_events, surge_rows
 import workbench.notebook as wb
 from workbench.exceptions import SqlError, UnknownNameError
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")

@@ -66,6 +66,7 @@ def test_alert_rules_name_metric_columns():
         KINDS.parse({**base, "alerts": [{**rule, "when": "scor < 95"}]})
 
 
+@pytest.mark.integration
 def test_reconciling_a_delta_table_starts_spark_with_delta_lake():
     base = {"kind": "quality", "name": "q", "streams": [STREAM], "spark_conf": {"a": "1"}}
     parquet = KINDS.parse({**base, "reconcile": {"path": "/w"}})

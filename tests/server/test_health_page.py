@@ -86,6 +86,7 @@ def test_the_page_draws_its_charts_in_chromium_offline(health_served, chromium):
     page.close()
 
 
+@pytest.mark.e2e
 def test_authorization_as_for_the_api(health_served):
     url = page_url(health_served, "pricey")
     for user in ("alice", "root"):
@@ -108,6 +109,7 @@ def test_authorization_as_for_the_api(health_served):
     assert TOKENS["alice"] not in browser_like.text
 
 
+@pytest.mark.e2e
 def test_jobs_show_links_the_page(health_served):
     done = workbench(
         "jobs", "show", "pricey", "--server", health_served.url, "--token", TOKENS["alice"]
@@ -119,6 +121,7 @@ def test_jobs_show_links_the_page(health_served):
     assert get(line.split()[1], "alice").status_code == 200
 
 
+@pytest.mark.lab
 def test_under_jupyter_base_url(tmp_path):
     from test_extension import start_hub_like, stop_jupyter
 

@@ -11,7 +11,7 @@ import pytest
 import requests
 from servekit import start_serve, write_state
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.e2e
 
 
 def _error(answer, status: int) -> dict:

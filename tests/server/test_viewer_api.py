@@ -44,6 +44,7 @@ def test_serve_refuses_a_viewer_everything(served):
     assert served.call("GET", "me", "alice").json()["user"] == "alice"  # others unchanged
 
 
+@pytest.mark.lab
 def test_the_jupyter_extension_refuses_a_viewer_everything(tmp_path):
     jupyter = start_hub_like(tmp_path, write_state(tmp_path / "state"))
     try:

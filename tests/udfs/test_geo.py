@@ -23,7 +23,7 @@ from geo_reference import haversine_km
 from workbench.exceptions import SetupError
 from workbench.udfs import UDFS, jvm
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 SEED = 20240613
 LEVELS = (0, 1, 5, 10, 13, 20, 24, 30)

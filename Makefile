@@ -1,6 +1,8 @@
 # Dagger Workbench — every target sets up what it needs first (idempotent).
 #   make demo    set up, then run the demo dagger on the embedded default
-#   make test    set up, then run the whole test suite
+#   make test    set up, then run the whole test suite (every tier)
+#   make test-fast  the unit tier only (pytest -m unit: no broker, JVM, browser or kernel) for
+#                the inner loop, in a few minutes; needs only the venv (tiers: tests/tiers.py)
 #   make check   import-linter (layers, no cycle), ruff (lint + format check), mypy on workbench/,
 #                ESLint + prettier on the extension
 #   make kernel  install the "Dagger Workbench (PySpark)" Jupyter kernel into .venv (pip
@@ -19,10 +21,11 @@ export WORKBENCH_HOME ?= $(CURDIR)/.workbench
 
 # pytest workers (pytest-xdist; whole test files per worker, each with its own servers)
 TEST_WORKERS ?= 3
+FAST_WORKERS ?= 2
 
 LABEXT := $(VENV)/share/jupyter/labextensions/@dagger-workbench/lab
 
-.PHONY: setup demo test check clean kernel lab labextension
+.PHONY: setup demo test test-fast check clean kernel lab labextension
 LAB_ARGS ?=
 
 setup: $(STAMP) system
@@ -49,6 +52,13 @@ test: setup labextension test-system
 	$(BIN)/lint-imports
 	cd extensions/dagger-workbench && PATH="$(abspath $(BIN)):$$PATH" jlpm test
 	@$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+# Not `test-fast: $(STAMP)`: the stamp's order-only `system` would install a JDK and Maven,
+# which unit tests never use. A venv set up before is enough; otherwise it is set up now.
+test-fast:
+	@test -f $(STAMP) || $(MAKE) --no-print-directory $(STAMP)
+	@$(BIN)/pytest -m unit -n $(FAST_WORKERS) --dist loadfile; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 kernel: $(STAMP)

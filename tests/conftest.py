@@ -28,6 +28,7 @@ pytest_plugins = [
     "notify.receivers",  # http_receiver, smtp_receiver: stand-ins for notifier receivers
     "file_order",  # longest test files first (tests/durations.json)
     "machine_speed",  # a fixed workload timed before and after the run
+    "tiers",  # one tier mark per test (unit, integration, e2e, lab, packaging); unit's guard
 ]
 
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import grimp
+import pytest
 
 import workbench
+
+pytestmark = pytest.mark.unit
 
 PACKAGE = Path(workbench.__file__).parent
 

@@ -18,6 +18,8 @@ from workbench.atlas import cells, scales
 from workbench.atlas.errors import AtlasError
 from workbench.exceptions import SetupError, UnknownNameError
 
+pytestmark = pytest.mark.unit
+
 # (place, lat, lng): faces 0-5; faces 4 and 5 have the top bit set (negative as int64)
 PLACES = [
     ("Jakarta", -6.1862, 106.8230),

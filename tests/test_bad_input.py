@@ -10,11 +10,19 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.unit
+
 BAD = Path(__file__).parent / "fixtures" / "bad"
 CASES = yaml.safe_load((BAD / "cases.yaml").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["title"] for c in CASES])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=c["title"], marks=getattr(pytest.mark, c.get("tier", "unit")))
+        for c in CASES
+    ],
+)
 def test_bad_input_gives_one_clear_error(case, tmp_path):
     def fill(text: str) -> str:
         return text.replace("{bad}", str(BAD)).replace("{tmp}", str(tmp_path))

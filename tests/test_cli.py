@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cli_runner import workbench
 from jobs.service_process import test_home as make_home
 from specfiles import spec_file
+
+pytestmark = pytest.mark.unit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
@@ -55,6 +58,7 @@ def test_schemas_show_unknown_message_lists_known():
     assert "esb.booking.BookingLogMessage" in proc.stderr
 
 
+@pytest.mark.integration
 def test_validate_accepts_the_demo_spec():
     proc = workbench("validate", str(SURGE), "--show-sql")
     assert proc.returncode == 0, proc.stderr
@@ -65,6 +69,7 @@ def test_validate_accepts_the_demo_spec():
     )
 
 
+@pytest.mark.integration
 def test_spark_output_goes_to_the_cli_log_not_the_terminal(tmp_path):
     env = {**os.environ, "WORKBENCH_HOME": str(make_home(tmp_path))}  # its own: a fresh log
     quiet = subprocess.run(
@@ -83,6 +88,7 @@ def test_spark_output_goes_to_the_cli_log_not_the_terminal(tmp_path):
     assert "Setting default log level" in loud.stderr
 
 
+@pytest.mark.integration
 def test_validate_points_at_an_unknown_column():
     proc = workbench("validate", str(FIXTURES / "specs" / "surge-bad-field.yaml"))
     assert proc.returncode == 1
@@ -90,6 +96,7 @@ def test_validate_points_at_an_unknown_column():
     assert "Line 3, Col: 7." in proc.stderr and "status" in proc.stderr
 
 
+@pytest.mark.integration
 def test_validate_checks_alert_rules_against_the_result_columns(tmp_path):
     import yaml
 
@@ -121,6 +128,7 @@ def test_validate_unknown_message_names_the_key():
     assert "esb.booking.BookingLogMessage" in proc.stderr
 
 
+@pytest.mark.integration
 def test_import_dagger_writes_a_spec_that_validates(tmp_path):
     out = tmp_path / "imported.yaml"
     proc = workbench(
@@ -132,6 +140,7 @@ def test_import_dagger_writes_a_spec_that_validates(tmp_path):
     assert "stream data_stream: esb.booking.BookingLogMessage" in check.stdout
 
 
+@pytest.mark.integration
 def test_replay_reports_unparseable_rows_with_line_numbers(tmp_path):
     rows = tmp_path / "booking.jsonl"
     rows.write_text(
@@ -178,6 +187,7 @@ def test_replay_bad_sql_points_at_line_and_column(tmp_path):
     assert "Line 2" in proc.stderr and "Expecting )" in proc.stderr
 
 
+@pytest.mark.integration
 def test_validate_rejects_what_the_streaming_job_would_reject(tmp_path):
     one_sided = "SELECT s0.order_number FROM s0 JOIN s1 ON s1.rowtime >= s0.rowtime"
     proc = workbench("validate", spec_file(tmp_path, one_sided))
@@ -188,6 +198,7 @@ def test_validate_rejects_what_the_streaming_job_would_reject(tmp_path):
     assert "Traceback" not in proc.stderr and "\tat org.apache" not in proc.stderr
 
 
+@pytest.mark.integration
 def test_validate_names_the_sink_that_cannot_take_the_query_columns(tmp_path):
     # each sink's check: tests/test_validate.py
     sql = "SELECT order_number AS tag_order, rowtime AS booked FROM s0"

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from workbench.cli.main import build_parser
 from workbench.cli.reference import REGENERATE, commands, render
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).parent.parent
 PAGE = ROOT / "docs" / "cli.md"

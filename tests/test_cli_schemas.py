@@ -11,6 +11,8 @@ import pytest
 
 from workbench.cli.main import main
 
+pytestmark = pytest.mark.unit
+
 COMPAT = Path(__file__).resolve().parent / "fixtures" / "schemas" / "compat"
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from cli_runner import workbench
 from readback import kafka_messages
 from streaming import new_topic, publish_events, surge_spec
 
 from workbench.dev.ports import free_port_run
 from workbench.schemas import default_registry
+
+pytestmark = pytest.mark.integration
 
 
 def test_dev_kafka_up_status_down(tmp_path):

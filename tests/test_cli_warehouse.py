@@ -6,6 +6,8 @@ import pytest
 
 from workbench.cli.main import main
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize("command", ["files", "compact", "vacuum"])
 def test_a_missing_table_is_said_before_spark_starts(command, tmp_path, capsys):

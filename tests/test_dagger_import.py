@@ -12,6 +12,8 @@ from workbench import spec as spec_module
 from workbench.dagger_import.convert import import_job, import_properties
 from workbench.exceptions import SpecError, UnsupportedDaggerError
 
+pytestmark = pytest.mark.unit
+
 FIXTURES = Path(__file__).parent / "fixtures" / "dagger"
 
 

@@ -12,6 +12,8 @@ from workbench.sinks.dead_parquet import _arrow_schema
 from workbench.streaming.deadletters import COLUMNS
 from workbench.streaming.job import StreamingJob
 
+pytestmark = pytest.mark.unit
+
 
 def test_dead_letters_to_kafka_keep_bytes_offsets_and_errors(spark, kafka_broker, tmp_path):
     bootstrap = kafka_broker.bootstrap

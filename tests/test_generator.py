@@ -26,6 +26,8 @@ from workbench.dev.generator import (
 from workbench.exceptions import UnknownNameError
 from workbench.schemas import default_registry
 
+pytestmark = pytest.mark.unit
+
 START = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections import Counter
 
+import pytest
 from geo_reference import surge_windows
 from readback import kafka_messages, vm_export
 from streaming import (
@@ -32,6 +33,8 @@ from workbench.dev.producer import publish
 from workbench.lab.replay import replay
 from workbench.spec import parse
 from workbench.streaming.job import StreamingJob
+
+pytestmark = pytest.mark.unit
 
 
 def test_generator_to_every_sink(spark, kafka_broker, influxdb_v1, victoria_metrics, tmp_path):

@@ -7,7 +7,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from workbench.runtime import jvm_log
+
+pytestmark = pytest.mark.unit
 
 START_SPARK = """
 from workbench.runtime.spark import session
@@ -19,6 +23,7 @@ except Exception as err:
 """
 
 
+@pytest.mark.integration
 def test_a_log_file_takes_the_jvm_output_and_the_java_stacks(tmp_path):
     log = tmp_path / "spark.log"
     env = os.environ | {jvm_log.ENV: str(log)}

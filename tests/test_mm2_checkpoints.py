@@ -10,6 +10,8 @@ import pytest
 from workbench.exceptions import WorkbenchError
 from workbench.kafka.mm2 import Checkpoint, decode, topic_of, translate
 
+pytestmark = pytest.mark.unit
+
 
 def string(text: str) -> bytes:
     data = text.encode()

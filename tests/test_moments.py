@@ -8,6 +8,8 @@ import pytest
 
 from workbench.moments import epoch_ms
 
+pytestmark = pytest.mark.unit
+
 T0 = datetime(2024, 1, 2, 3, 4, 5, 678000)  # naive: UTC
 T0_MS = 1704164645678
 

@@ -19,6 +19,8 @@ from workbench.dev.generator import Generator
 from workbench.notebook.examples import demo_events
 from workbench.notebook.scaffold import EXAMPLES
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS, SEED, RATE = 2400, 13, 20.0
 

@@ -7,6 +7,8 @@ import pytest
 
 from workbench.lab.parity import compare
 
+pytestmark = pytest.mark.unit
+
 TS_PANDAS = "2026-11-24T13:01:00.000000"  # DataFrame.to_json(date_format="iso", date_unit="us")
 TS_SPARK = "2026-11-24T13:01:00.000Z"  # workbench.lab.results.TIMESTAMP_FORMAT
 

@@ -8,6 +8,8 @@ import pytest
 from workbench import paths
 from workbench.exceptions import SetupError
 
+pytestmark = pytest.mark.unit
+
 
 def test_a_checkout_keeps_its_state_in_dot_workbench(monkeypatch):
     monkeypatch.delenv("WORKBENCH_HOME", raising=False)

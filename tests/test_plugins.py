@@ -10,6 +10,8 @@ import pytest
 
 from workbench.exceptions import UnknownNameError
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def widgets(tmp_path, monkeypatch):

@@ -24,6 +24,8 @@ from workbench.notebook.examples import demo_events
 from workbench.promote import check_parity, prepare, recorded_spec
 from workbench.spec import parse
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS, SEED = 1200, 13
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from workbench.cli.main import build_parser
 from workbench.udfs import UDFS
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()

@@ -23,6 +23,8 @@ import workbench
 from workbench.dev.generator import Generator, write_jsonl
 from workbench.lab.replay import replay
 
+pytestmark = pytest.mark.unit
+
 SPEC = Path(workbench.__file__).parent / "data" / "daggers" / "surge-pricing.yaml"
 START = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -118,6 +120,7 @@ def test_helpers_match_dagger_vectors():
     assert iso(ms("2026-11-21T07:59:59.027Z") + 973) == "2026-11-21T08:00:00.000Z"
 
 
+@pytest.mark.integration
 def test_surge_spec_through_cli(recorded, tmp_path):
     out = tmp_path / "surge.jsonl"
     booking = recorded["dir"] / "booking.jsonl"
@@ -129,6 +132,7 @@ def test_surge_spec_through_cli(recorded, tmp_path):
     assert rows(out, *SURGE_COLUMNS) == expected
 
 
+@pytest.mark.integration
 def test_rowtime_field_epoch_millis_through_cli(recorded, tmp_path):
     events = []
     for b in recorded["bookings"]:
@@ -295,6 +299,7 @@ def test_geo_udfs_per_order(spark, tmp_path):
         assert row["km"] == pytest.approx(km, rel=1e-9, abs=0)
 
 
+@pytest.mark.integration
 def test_rows_that_do_not_fit_the_message_are_set_aside_with_file_and_line(recorded, tmp_path):
     """Wrong nested types and array lines are rejects with file:line, never silently
     dropped or split; the good rows give the same windows as a clean recording."""

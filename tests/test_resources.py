@@ -9,6 +9,8 @@ from workbench.jobs.config import Cluster
 from workbench.resources import Resources
 from workbench.spec import parse
 
+pytestmark = pytest.mark.unit
+
 
 def test_each_key_is_the_spark_setting_it_names():
     resources = Resources(cores=4, executor_memory="2g", shuffle_partitions=8)

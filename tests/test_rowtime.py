@@ -13,7 +13,11 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 from workbench import engine
+
+pytestmark = pytest.mark.integration
 
 SQL = (
     "SELECT a.id, a.rowtime AS a_time, b.rowtime AS b_time, a.ts AS a_ts FROM a JOIN b "

@@ -14,6 +14,8 @@ from workbench.cli.main import main
 from workbench.exceptions import WorkbenchError
 from workbench.notebook.scaffold import KERNEL, generated, new
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

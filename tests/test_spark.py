@@ -11,6 +11,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration
+
 
 def _no_delay(spark) -> bool:
     """Whether the Py4J connection serving the calling thread has Nagle's algorithm off (the

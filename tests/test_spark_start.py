@@ -13,6 +13,8 @@ import workbench.notebook.api as wb_api
 from workbench.exceptions import SparkStartError
 from workbench.runtime.spark_start import BackgroundStart, StartTimes
 
+pytestmark = pytest.mark.unit
+
 
 def test_the_start_line_names_each_phase():
     times = StartTimes({"jars": 0.04, "JVM": 1.26, "SparkContext": 0.9})
@@ -59,6 +61,7 @@ def test_the_notebook_raises_the_background_error_then_starts_again(monkeypatch)
     assert wb_api._state["start"] is None  # the next wb.spark() starts Spark itself
 
 
+@pytest.mark.integration
 def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, tmp_path):
     from workbench.runtime import jvm_archive
     from workbench.runtime.spark import driver_java_options
@@ -75,6 +78,7 @@ def test_the_driver_maps_the_class_archive_only_when_there_is_one(monkeypatch, t
     assert "SharedArchiveFile" not in driver_java_options()
 
 
+@pytest.mark.integration
 def test_drivers_compile_with_both_jits_unless_told_quick(monkeypatch):
     from workbench.runtime.spark import QUICK_JIT, driver_java_options, short_lived_conf
 
@@ -87,6 +91,7 @@ def test_drivers_compile_with_both_jits_unless_told_quick(monkeypatch):
     assert QUICK_JIT not in driver_java_options(quick_jit=False)  # told otherwise
 
 
+@pytest.mark.integration
 def test_every_spark_jvm_collects_garbage_with_the_parallel_collector(monkeypatch):
     from workbench.runtime.spark import GC, driver_java_options, executor_java_options
 

@@ -7,6 +7,8 @@ import pytest
 from workbench import spec
 from workbench.exceptions import SpecError
 
+pytestmark = pytest.mark.unit
+
 BASE = {
     "name": "surge",
     "streams": [

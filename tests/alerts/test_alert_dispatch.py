@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from alertkit import rule, statuses, submit
 from polling import wait_for
+
+pytestmark = pytest.mark.unit
 
 
 def test_the_alerts_of_one_rule_go_out_together(alert_service, http_receiver):

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from alertkit import rule, statuses, submit
 from polling import wait_for
 from sqlalchemy import select
 
 from workbench.jobs.alert_tables import AlertCursor, OutboxRow
+
+pytestmark = pytest.mark.unit
 
 
 def _batches(service, ref) -> int:

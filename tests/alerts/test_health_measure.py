@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from workbench.alertmanager.health import HealthWatch
 from workbench.jobs.db import Job, Run
+
+pytestmark = pytest.mark.unit
 
 
 def _job(desired: str = "running") -> Job:

@@ -3,8 +3,11 @@ fire while the job is down): FAILED, no data, lagging; each resolves."""
 
 from __future__ import annotations
 
+import pytest
 from alertkit import alert_spec, rule, statuses, submit
 from polling import wait_for
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_failed_job_fires_once_and_resolves_when_it_runs_again(alert_service, http_receiver):

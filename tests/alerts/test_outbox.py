@@ -14,6 +14,8 @@ from workbench.alerts.rules import AlertRule
 from workbench.jobs.alert_tables import AlertRow, OutboxRow
 from workbench.jobs.db import Job, now, open_database
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def db(database_url):

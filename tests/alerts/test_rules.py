@@ -10,6 +10,8 @@ from workbench.alerts.rules import AlertRule, check_columns, parse_health, rende
 from workbench.exceptions import SpecError
 from workbench.streaming.checkpoints import spec_hash
 
+pytestmark = pytest.mark.unit
+
 BASE = {
     "name": "surge",
     "streams": [

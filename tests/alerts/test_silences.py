@@ -14,6 +14,8 @@ from workbench.jobs import authz
 from workbench.jobs.alert_tables import Silence
 from workbench.jobs.db import migrate, open_database
 
+pytestmark = pytest.mark.unit
+
 BOB = authz.Principal("bob", frozenset({"pricing"}))
 DAVE = authz.Principal("dave", frozenset({"supply"}))
 ROOT = authz.Principal("root", frozenset(), admin=True)

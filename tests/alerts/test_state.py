@@ -9,6 +9,8 @@ import pytest
 from workbench.alerts.rules import AlertRule
 from workbench.alerts.state import AlertState, Evaluator, fingerprint
 
+pytestmark = pytest.mark.unit
+
 MIN = 60_000
 CELL = {"tag_s2id": "abc"}
 PINNED = "6a4d6de09b3fea32"  # fingerprint("surge", "hot-cell", {"tag_s2id": "3ac"})

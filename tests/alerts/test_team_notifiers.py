@@ -8,6 +8,8 @@ import yaml
 from workbench.exceptions import SpecError
 from workbench.jobs.config import ServiceConfig
 
+pytestmark = pytest.mark.unit
+
 
 def test_team_notifiers_are_read_and_checked(tmp_path):
     hook = {"type": "webhook", "url": "http://127.0.0.1:9/hook", "send_resolved": False}

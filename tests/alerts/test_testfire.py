@@ -16,6 +16,8 @@ from workbench.alerts.testfire import AlertTest, evaluate, rules_of
 from workbench.dev.generator import Generator, write_jsonl
 from workbench.exceptions import SpecError, WorkbenchError
 
+pytestmark = pytest.mark.unit
+
 MIN = 60_000
 HOT = {
     "name": "busy-cell",
@@ -107,6 +109,7 @@ def test_evaluate_checks_columns_first(spark):
         evaluate(frame, [AlertRule.model_validate(HOT)], "j")
 
 
+@pytest.mark.integration
 def test_cli_test_fires_over_recordings(bookings, tmp_path):
     write_jsonl(tmp_path / "booking.jsonl", bookings)
     path = tmp_path / "spec.yaml"
@@ -124,6 +127,7 @@ def test_cli_test_fires_over_recordings(bookings, tmp_path):
     assert stamp in done.stdout and first[0]["tag_s2id"] in done.stdout
 
 
+@pytest.mark.integration
 def test_cli_refuses_a_spec_without_rules_and_bad_columns(bookings, tmp_path):
     write_jsonl(tmp_path / "booking.jsonl", bookings[:50])
     table = f"booking={tmp_path / 'booking.jsonl'}"

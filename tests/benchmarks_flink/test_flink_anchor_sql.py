@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -14,6 +15,8 @@ from flink_cluster import epoch_ms  # noqa: E402
 
 from workbench.dev.demo import spec_path  # noqa: E402
 from workbench.schemas.registry import default_registry  # noqa: E402
+
+pytestmark = pytest.mark.unit
 
 MESSAGE = "esb.booking.BookingLogMessage"
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import engine_profile as profile  # noqa: E402
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_sample_goes_to_the_first_category_from_the_top_frame_down():

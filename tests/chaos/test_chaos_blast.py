@@ -8,6 +8,8 @@ import pytest
 from workbench.chaos.blast import pick, resolve
 from workbench.exceptions import ChaosError
 
+pytestmark = pytest.mark.unit
+
 JOBS = [
     {"id": 1, "team": "pricing", "cluster": "local", "desired": "running"},
     {"id": 2, "team": "pricing", "cluster": "spark-a", "desired": "running"},

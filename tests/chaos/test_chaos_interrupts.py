@@ -11,6 +11,8 @@ import pytest
 from workbench.chaos.faults import Fault
 from workbench.chaos.interrupts import Interrupts
 
+pytestmark = pytest.mark.unit
+
 
 def test_sigterm_inside_a_held_block_interrupts_once_the_block_is_done():
     interrupts, steps = Interrupts(), []

@@ -11,6 +11,7 @@ from datetime import datetime
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 import requests
 from confluent_kafka import Consumer
 from google.protobuf import json_format
@@ -27,6 +28,8 @@ from workbench.chaos.load import LoadPlan, drive
 from workbench.chaos.scenario import InfluxSink
 from workbench.dev.generator import MESSAGES
 from workbench.schemas.registry import default_registry
+
+pytestmark = pytest.mark.unit
 
 WINDOW_S = 2.0
 

@@ -13,6 +13,8 @@ from cli_runner import workbench
 from workbench.chaos.load import LoadPlan, drive, kind_of
 from workbench.exceptions import ChaosError
 
+pytestmark = pytest.mark.unit
+
 
 def test_drives_the_planned_count_at_the_target_rate(kafka_broker):
     topic = f"load-{uuid.uuid4().hex[:8]}"

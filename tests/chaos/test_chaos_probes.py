@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from workbench.chaos.probes import combine, job_sample, watermark_lag
+
+pytestmark = pytest.mark.unit
 
 
 def test_the_watermark_lag_is_now_minus_the_watermark():

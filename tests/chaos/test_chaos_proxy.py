@@ -16,6 +16,8 @@ from workbench.chaos.proxy import FaultProxy
 from workbench.dev.ports import HOST
 from workbench.exceptions import ChaosError
 
+pytestmark = pytest.mark.unit
+
 
 class _Echo(socketserver.BaseRequestHandler):
     def handle(self):

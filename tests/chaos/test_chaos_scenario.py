@@ -7,6 +7,8 @@ import pytest
 from workbench.chaos.scenario import load_scenario
 from workbench.exceptions import SpecError
 
+pytestmark = pytest.mark.unit
+
 GOOD = """
 name: broker-kill-under-load
 description: The surge dagger rides out a broker crash.

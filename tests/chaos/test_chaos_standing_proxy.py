@@ -10,6 +10,7 @@ import sys
 import time
 import uuid
 
+import pytest
 from cli_runner import workbench
 from test_chaos_proxied_broker import produce_one
 
@@ -18,6 +19,8 @@ from workbench.chaos.faults import FAULTS
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.standing_proxy import RECORD, standing
 from workbench.dev.ports import free_port, free_port_run
+
+pytestmark = pytest.mark.e2e
 
 
 def test_a_standing_proxy_serves_the_advertised_port_and_takes_faults(tmp_path):

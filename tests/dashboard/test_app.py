@@ -17,6 +17,8 @@ from workbench.dashboard.config import DashboardConfig
 from workbench.dev.ports import free_port
 from workbench.exceptions import SpecError
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

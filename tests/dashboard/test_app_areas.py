@@ -10,6 +10,8 @@ from workbench.dashboard.config import DashboardConfig
 from workbench.dashboard.errors import AreaNotAllowedError
 from workbench.exceptions import UnknownNameError
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def store(influx_v1_results):

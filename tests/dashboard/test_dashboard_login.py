@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import signal
 
+import pytest
 import requests
 import yaml
 from test_voila import dashboard_cli, private_folders, stopped_by, wait_for_port
 
 from workbench.dev.ports import free_port
+
+pytestmark = pytest.mark.unit
 
 TOKENS = {"alice-token": "alice", "carla-token": "carla"}
 TEAMS = {"teams": {"pricing": ["alice"]}, "viewers": {"carla": ["bandung"]}}

@@ -12,10 +12,16 @@ from workbench.dashboard.errors import StoreEmptyError, StoreError, StoreUnreach
 from workbench.dashboard.stores import Layout, Query, open_store
 from workbench.dev.ports import free_port
 
+pytestmark = pytest.mark.unit
+
 ALL = Query("bookings", *SPAN)
+#: stores read from a server (InfluxDB, VictoriaMetrics) or written by Spark (Parquet)
+SERVED_STORES = ["influx1", "victoriametrics", "parquet"]
 
 
-@pytest.fixture(params=["influx1", "victoriametrics", "parquet"])
+@pytest.fixture(
+    params=[pytest.param(name, marks=pytest.mark.integration) for name in SERVED_STORES]
+)
 def store(request):
     if request.param == "influx1":
         server, database = request.getfixturevalue("influx_v1_results")

@@ -1,6 +1,9 @@
 """The test files' order: longest first, an unknown file weighing the median."""
 
+import pytest
 from file_order import longest_first
+
+pytestmark = pytest.mark.unit
 
 
 def test_known_files_weigh_their_seconds_and_new_ones_the_median():

@@ -16,6 +16,8 @@ from workbench.dev.ports import HOST, free_ports
 from workbench.exceptions import SetupError, WorkbenchError
 from workbench.kafka.admin import create_topics, delete_topics, list_topics
 
+pytestmark = pytest.mark.integration
+
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"

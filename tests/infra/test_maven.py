@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration
+
 SLF4J = "org.slf4j:slf4j-api:1.7.36"
 FETCH = (
     "from workbench.runtime.maven import fetch; "

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from workbench.dev.mirror import IDENTITY, Mirror, Side
+
+pytestmark = pytest.mark.unit
 
 
 def test_one_way_identity_mirror_of_the_chosen_topics_and_groups(tmp_path):

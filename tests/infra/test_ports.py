@@ -16,6 +16,8 @@ import pytest
 from workbench.dev.ports import HOST, LOWEST, PortPool, ephemeral_start, free_ports
 from workbench.exceptions import SetupError
 
+pytestmark = pytest.mark.unit
+
 
 def test_ports_come_from_below_the_kernels_ephemeral_range():
     ports = free_ports(20)

@@ -8,6 +8,8 @@ from cli_runner import workbench
 from workbench.dev.spark import SparkCluster, master_json
 from workbench.exceptions import SetupError
 
+pytestmark = pytest.mark.integration
+
 
 def test_cli_up_status_down(tmp_path):
     state = tmp_path / "spark"

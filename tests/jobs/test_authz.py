@@ -8,6 +8,8 @@ from jobkit import teams_file
 from workbench.exceptions import JobForbiddenError, JobNotFoundError, SpecError
 from workbench.jobs import authz
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def teams(tmp_path):

@@ -8,6 +8,8 @@ import pytest
 from workbench.exceptions import SpecError, ViewerForbiddenError
 from workbench.jobs import authz
 
+pytestmark = pytest.mark.unit
+
 TEAMS = """admins: [root]
 teams: {pricing: [alice], supply: [bob]}
 viewers: {carla: [bandung], dina: [jakarta, surabaya]}

@@ -7,6 +7,8 @@ from jobkit import spec_yaml, teams_file
 
 from workbench.exceptions import ClusterNotFoundError
 
+pytestmark = pytest.mark.unit
+
 CLUSTERS = {
     "shared": {"master": "local[2]", "description": "for everyone"},
     "pricing-a": {

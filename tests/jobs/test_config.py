@@ -8,6 +8,8 @@ import yaml
 from workbench.exceptions import JobServiceError, KafkaClusterNotFoundError, SpecError
 from workbench.jobs.config import Policy, ServiceConfig
 
+pytestmark = pytest.mark.unit
+
 
 def test_defaults_without_a_file(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))

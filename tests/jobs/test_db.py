@@ -10,6 +10,8 @@ from sqlalchemy.exc import IntegrityError
 
 from workbench.jobs.db import Event, Job, Run, Version, add_event, migrate, open_database
 
+pytestmark = pytest.mark.unit
+
 
 def _job(name: str = "surge") -> Job:
     return Job(

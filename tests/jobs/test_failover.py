@@ -17,6 +17,8 @@ from workbench.jobs import failover, handoff, versioning
 from workbench.jobs.config import KafkaCluster
 from workbench.jobs.db import Job
 
+pytestmark = pytest.mark.unit
+
 CLUSTERS = {
     "main": KafkaCluster(bootstrap_servers="127.0.0.1:1", standby="mirror"),
     "mirror": KafkaCluster(bootstrap_servers="127.0.0.1:2"),

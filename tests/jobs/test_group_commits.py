@@ -4,11 +4,14 @@ raised."""
 
 from __future__ import annotations
 
+import pytest
 from confluent_kafka import Consumer, TopicPartition
 from streaming import new_topic, surge_spec
 from test_handoff import _write_log
 
 from workbench.jobs.group_commits import GroupCommits
+
+pytestmark = pytest.mark.unit
 
 
 def committed(bootstrap: str, group: str, topic: str) -> dict[str, int]:

@@ -8,6 +8,7 @@ import json
 import time
 from datetime import UTC, datetime
 
+import pytest
 from geo_reference import s2_id
 from runfolder import Process, make_run
 from streaming import (
@@ -24,6 +25,8 @@ from streaming import (
 from workbench.dev.generator import Generator
 from workbench.dev.producer import publish
 from workbench.jobs import handoff
+
+pytestmark = pytest.mark.unit
 
 ALL_STATUSES_SQL = SURGE_SQL.replace("WHERE status = 'CREATED'", "")
 

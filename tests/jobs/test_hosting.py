@@ -15,6 +15,8 @@ from test_supervisor import FAST, actions, runs, status_is
 
 from workbench.jobs import hosting, procs
 
+pytestmark = pytest.mark.unit
+
 SHARED = {"shared": {"master": "local[2]", "jobs_per_app": 2}}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from jobkit import spec_yaml
 from polling import wait_for
@@ -12,6 +13,8 @@ from polling import wait_for
 from workbench.jobs.config import KafkaCluster
 from workbench.jobs.kafka_clusters import bind, probe, view
 from workbench.spec import parse
+
+pytestmark = pytest.mark.unit
 
 SASL = {
     "security.protocol": "SASL_PLAINTEXT",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import yaml
 from jobkit import spec_yaml
 from polling import wait_for
@@ -15,6 +16,8 @@ from workbench.jobs.config import KafkaCluster
 from workbench.jobs.db import Job, Run
 from workbench.jobs.kafka_watch import KafkaWatch, answers
 from workbench.jobs.rundir import RunDir
+
+pytestmark = pytest.mark.unit
 
 CLUSTERS = {
     "main": KafkaCluster(bootstrap_servers="127.0.0.1:1", standby="mirror", failover_after_s=0.3),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 from streaming import new_topic, publish_events
 
@@ -12,6 +13,8 @@ from workbench.jobs.lag import BrokerLag
 from workbench.notebook.examples import end_offsets
 from workbench.spec import StreamSpec
 from workbench.streaming.progress import report
+
+pytestmark = pytest.mark.unit
 
 RECORDED = json.loads((Path(__file__).parents[1] / "fixtures/jobs/progress.json").read_text())
 

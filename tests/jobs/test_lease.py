@@ -14,6 +14,8 @@ import pytest
 from workbench.exceptions import LeaseHeldError
 from workbench.jobs.lease import Lease
 
+pytestmark = pytest.mark.unit
+
 HOLD = """
 import sys, time
 from workbench.jobs.lease import Lease

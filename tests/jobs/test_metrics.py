@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
 from workbench.jobs import metrics
 from workbench.streaming.progress import Totals, offsets_behind, report
+
+pytestmark = pytest.mark.unit
 
 RECORDED = json.loads((Path(__file__).parents[1] / "fixtures/jobs/progress.json").read_text())
 

@@ -11,6 +11,8 @@ from jobkit import running_run, spec_yaml, teams_file
 
 from workbench.exceptions import JobForbiddenError, JobServiceError
 
+pytestmark = pytest.mark.unit
+
 CLUSTERS = {
     "blue": {"master": "local[2]"},
     "green": {"master": "local[1]", "resources": {"shuffle_partitions": 3}},

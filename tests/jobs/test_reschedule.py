@@ -15,6 +15,8 @@ from polling import wait_for
 
 from workbench.jobs.reschedule import CHECK_S, MasterProbes, answers, endpoints
 
+pytestmark = pytest.mark.unit
+
 FAST = {"backoff_s": 0.2, "backoff_max_s": 1.0, "stop_grace_s": 5, "kill_grace_s": 5}
 
 

@@ -3,7 +3,11 @@ its last 200 lines, alert observations read after a batch id, STOP and exit.json
 
 from __future__ import annotations
 
+import pytest
+
 from workbench.jobs.rundir import ALERTS_KEPT, PROGRESS_KEPT, RunConfig, RunDir
+
+pytestmark = pytest.mark.unit
 
 
 def test_both_sides_of_the_run_folder(tmp_path):

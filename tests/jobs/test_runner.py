@@ -25,6 +25,8 @@ from workbench.jobs.lease import Lease
 from workbench.jobs.metrics import KEYS
 from workbench.jobs.runner import load_spec
 
+pytestmark = pytest.mark.unit
+
 
 def test_runs_reports_and_stops_and_keeps_the_secret(kafka_broker, influxdb_v1, tmp_path):
     bootstrap = kafka_broker.bootstrap

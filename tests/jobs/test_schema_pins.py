@@ -16,6 +16,8 @@ from workbench.exceptions import SchemaBreakingError, SchemaMismatchError, Schem
 from workbench.schemas import sets
 from workbench.schemas.versions import SchemaVersions
 
+pytestmark = pytest.mark.unit
+
 COMPAT = Path(__file__).resolve().parents[1] / "fixtures" / "schemas" / "compat"
 CLOCK = "  int64 event_timestamp = 15;\n"
 

@@ -8,6 +8,8 @@ import pytest
 from workbench import secrets
 from workbench.exceptions import SecretError
 
+pytestmark = pytest.mark.unit
+
 
 def test_references_in_order_and_escaped_ones_skipped():
     text = "a ${env:A} b $${env:NOT} c ${file:/x/y}"

@@ -19,6 +19,8 @@ from workbench.jobs import versioning
 from workbench.jobs.metrics import KEYS as METRIC_KEYS
 from workbench.streaming.checkpoints import QUERY
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def service(make_service, tmp_path):

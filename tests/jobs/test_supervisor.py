@@ -21,6 +21,8 @@ from workbench.jobs import procs
 from workbench.jobs.db import Job, Run
 from workbench.service.supervisor import exit_text
 
+pytestmark = pytest.mark.unit
+
 FAST = {
     "max_failures": 3,
     "backoff_s": 0.2,

@@ -13,6 +13,8 @@ from workbench.jobs.alert_tables import AlertRow
 from workbench.jobs.db import Event, Job, Run, now
 from workbench.jobs.views import ERROR_ACTIONS
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def service(make_service, tmp_path):

@@ -11,7 +11,7 @@ from workbench import notebook
 from workbench.notebook.composer import Composer
 from workbench.spec import load, parse
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.unit, pytest.mark.timeout(300)]
 
 BOOKING = "esb.booking.BookingLogMessage"
 DRIVER = "esb.driver.DriverLocationMessage"

@@ -14,7 +14,7 @@ from workbench.lab.sampling import sample
 from workbench.notebook import live as live_module
 from workbench.notebook.live import LivePreview, group_keys, live_spec
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.unit, pytest.mark.timeout(300)]
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ from streaming import SURGE_SQL, new_topic, publish_events, surge_rows
 import workbench.notebook as wb
 from workbench.exceptions import SqlError, UnknownNameError
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def shell():

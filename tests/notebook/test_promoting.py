@@ -16,6 +16,8 @@ from workbench.lab.sampling import Sample
 from workbench.paths import PROMOTE_DIR_ENV as ENV
 from workbench.spec import load
 
+pytestmark = pytest.mark.unit
+
 BY_VEHICLE = """
 SELECT vehicle_type AS tag_vehicle_type, count(1) AS bookings,
        TUMBLE_END(rowtime, INTERVAL '60' SECOND) AS window_timestamp

@@ -7,9 +7,12 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from polling import wait_for
 
 from workbench.notebook import warmup
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_warm_up_gives_way_to_real_work(spark):

@@ -10,6 +10,8 @@ from pydantic import ValidationError
 from workbench.exceptions import NotifyError
 from workbench.notify.registry import NOTIFIERS, deliver
 
+pytestmark = pytest.mark.unit
+
 
 def email(port: int, to: str, **keys):
     data = {"type": "email", "to": [to], "from": "workbench@example.org"}

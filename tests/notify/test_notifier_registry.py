@@ -9,6 +9,8 @@ from pydantic import ValidationError
 from workbench.exceptions import NotifyError, UnknownNameError
 from workbench.notify.registry import NOTIFIERS, Notification, NotifierConfig, deliver
 
+pytestmark = pytest.mark.unit
+
 SECRET_PATH = "/s3cr3t-T000/B000/XXXX"
 
 

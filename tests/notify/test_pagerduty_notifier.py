@@ -10,6 +10,8 @@ from pydantic import ValidationError
 from workbench.exceptions import NotifyError
 from workbench.notify.registry import NOTIFIERS, deliver
 
+pytestmark = pytest.mark.unit
+
 KEY = "R0UT1NGKEY0123456789abcdefABCDEF"  # 32 characters, like a real integration key
 ACCEPTED = {"status": "success", "message": "Event processed", "dedup_key": "x"}
 SEVERITIES = {"critical", "error", "warning", "info"}

@@ -7,6 +7,8 @@ import time
 import pytest
 import requests
 
+pytestmark = pytest.mark.unit
+
 
 def test_the_http_receiver_records_method_path_headers_and_json(http_receiver):
     hook = http_receiver.endpoint("probe")

@@ -11,6 +11,8 @@ from notekit import JOB_URL, alert, note
 from workbench.exceptions import NotifyError
 from workbench.notify.registry import NOTIFIERS, deliver
 
+pytestmark = pytest.mark.unit
+
 BLOCK_TYPES = {"header", "section", "context", "actions", "divider"}
 
 

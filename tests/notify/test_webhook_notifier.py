@@ -11,6 +11,8 @@ from notekit import ENDS, JOB_URL, alert, note
 from workbench.exceptions import NotifyError
 from workbench.notify.registry import NOTIFIERS, deliver
 
+pytestmark = pytest.mark.unit
+
 # Alertmanager's notify/webhook Message (template.Data + version, groupKey, truncatedAlerts)
 MESSAGE_KEYS = [
     "receiver",

@@ -26,7 +26,7 @@ from workbench.dev.ports import free_port_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = "extensions/dagger-workbench"
-pytestmark = pytest.mark.timeout(1800)
+pytestmark = [pytest.mark.packaging, pytest.mark.timeout(1800)]
 #: Settings of the checkout's shell that would point the installed package back at it.
 DROPPED = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 
+import pytest
 import yaml
 from streaming import new_topic
 
@@ -13,6 +14,8 @@ from workbench.jobs.config import ServiceConfig
 from workbench.kinds import KINDS
 from workbench.quality.auto import QualityAuto, job_name, matching, spec_for
 from workbench.service.job_service import JobService
+
+pytestmark = pytest.mark.unit
 
 
 def settings(**extra):

@@ -3,7 +3,11 @@ gaps (at or above it) do not."""
 
 from __future__ import annotations
 
+import pytest
+
 from workbench.quality.gaps import Gap, lost, missing
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_gap_below_the_log_start_is_missing():

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from workbench.quality import history
+
+pytestmark = pytest.mark.unit
 
 
 def row(topic, window_ms, batch, total):

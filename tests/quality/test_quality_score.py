@@ -6,6 +6,8 @@ import pytest
 
 from workbench.quality.score import LATE_WEIGHT, completeness, ratio, score
 
+pytestmark = pytest.mark.unit
+
 
 def test_a_clean_window_scores_100():
     assert score({"unique": 1000, "expected": 1000}) == 100.0

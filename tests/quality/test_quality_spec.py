@@ -10,6 +10,8 @@ from workbench.quality.spec import QualitySpec, shape_hash
 from workbench.spec import DaggerSpec
 from workbench.spec import parse as parse_dagger
 
+pytestmark = pytest.mark.unit
+
 STREAM = {"topics": ["booking-log"], "message": "esb.booking.BookingLogMessage"}
 
 
@@ -64,6 +66,7 @@ def test_alert_rules_name_metric_columns():
         KINDS.parse({**base, "alerts": [{**rule, "when": "scor < 95"}]})
 
 
+@pytest.mark.integration
 def test_reconciling_a_delta_table_starts_spark_with_delta_lake():
     base = {"kind": "quality", "name": "q", "streams": [STREAM], "spark_conf": {"a": "1"}}
     parquet = KINDS.parse({**base, "reconcile": {"path": "/w"}})

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from workbench.quality.state import KEEP, QualityState, StateFiles
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_batch_starts_from_the_latest_state_before_it(tmp_path):

@@ -4,8 +4,12 @@ tests run it on the real broker)."""
 
 from __future__ import annotations
 
+import pytest
+
 from workbench.quality.state import QualityState
 from workbench.quality.summary import Group, Summary
+
+pytestmark = pytest.mark.unit
 
 W = 600_000
 

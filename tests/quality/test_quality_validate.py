@@ -10,6 +10,8 @@ import yaml
 
 from workbench.cli.main import main
 
+pytestmark = pytest.mark.unit
+
 STREAM = {"topics": ["booking-log"], "message": "esb.booking.BookingLogMessage"}
 BASE = {"kind": "quality", "name": "bookings-quality", "team": "pricing", "streams": [STREAM]}
 

@@ -17,6 +17,8 @@ from workbench.dev.ports import free_port, port_taken
 from workbench.quality import history
 from workbench.quality.view import from_query, quality_html, rows_from
 
+pytestmark = pytest.mark.unit
+
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "quality.ipynb"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 LOOPBACK = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")

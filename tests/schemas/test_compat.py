@@ -12,6 +12,8 @@ import yaml
 
 from workbench.schemas import compat, sets
 
+pytestmark = pytest.mark.unit
+
 CASES = Path(__file__).resolve().parents[1] / "fixtures" / "schemas" / "compat"
 EXPECTED = yaml.safe_load((CASES / "cases.yaml").read_text())
 

@@ -9,6 +9,8 @@ from workbench.exceptions import SchemaError
 from workbench.schemas.compiler import ProtoCompileError, compile_protos
 from workbench.schemas.registry import BUNDLED_PROTOS
 
+pytestmark = pytest.mark.unit
+
 RIDE = 'syntax = "proto3";\npackage fleet;\nmessage Ride {\n  string id = 1;\n}\n'
 
 

@@ -12,6 +12,8 @@ from workbench.exceptions import SchemaPublishError
 from workbench.schemas import publishing, sets
 from workbench.schemas.versions import SchemaVersions
 
+pytestmark = pytest.mark.unit
+
 COMPAT = Path(__file__).resolve().parents[1] / "fixtures" / "schemas" / "compat"
 
 

@@ -15,6 +15,8 @@ from workbench.exceptions import SchemaError, UnknownNameError
 from workbench.schemas import SchemaRegistry, default_registry, default_registry_with
 from workbench.schemas.registry import java_names
 
+pytestmark = pytest.mark.unit
+
 PING = """syntax = "proto3";
 package {package};
 message Ping {{ string id = 1; }}

@@ -16,6 +16,8 @@ from pyspark.sql import types as T
 from workbench.exceptions import SchemaError
 from workbench.schemas import SchemaRegistry, ddl, default_registry, spark_schema
 
+pytestmark = pytest.mark.unit
+
 FROM_PROTOBUF_CLASS = "org.apache.spark.sql.protobuf.ProtobufDataToCatalyst"
 TS = "2026-11-21T08:15:30.250Z"
 TS_VALUE = datetime(2026, 11, 21, 8, 15, 30, 250000, tzinfo=UTC)

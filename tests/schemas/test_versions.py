@@ -12,6 +12,8 @@ from workbench.exceptions import SchemaVersionError
 from workbench.schemas import sets
 from workbench.schemas.versions import SchemaVersions, content_hash
 
+pytestmark = pytest.mark.unit
+
 COMPAT = Path(__file__).resolve().parents[1] / "fixtures" / "schemas" / "compat"
 
 

@@ -13,6 +13,8 @@ import yaml
 from cli_runner import workbench
 from servekit import TOKENS, start_serve, write_state
 
+pytestmark = pytest.mark.e2e
+
 FAKE_RUNNER = Path(__file__).resolve().parents[1] / "jobs" / "fixtures" / "fake_runner.py"
 SPEC = {
     "name": "hot-api",

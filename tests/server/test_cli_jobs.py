@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from cli_runner import workbench
 from polling import wait_for
 from servekit import TOKENS
 
 from workbench.dev.ports import free_port
+
+pytestmark = pytest.mark.unit
 
 
 def as_user(served, user: str, *args):

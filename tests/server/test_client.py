@@ -22,6 +22,8 @@ from workbench.exceptions import (
     WorkbenchError,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def test_errors_are_the_service_s_classes_with_its_message(served, alice_job):
     bob = ServiceClient(served.url, TOKENS["bob"])
@@ -77,6 +79,7 @@ def test_embedded_default_starts_once_and_is_reused(embedded_home):
     assert (embedded_home / "serve.log").read_text().count("workbench job service on") == 1
 
 
+@pytest.mark.e2e
 def test_embedded_default_restarts_when_the_recorded_one_is_gone(embedded_home):
     ServiceClient()
     pid = json.loads((embedded_home / "service.json").read_text())["pid"]

@@ -18,6 +18,8 @@ from workbench.client.rest import ServiceClient
 from workbench.dev.ports import free_port
 from workbench.server.identity import local_user
 
+pytestmark = pytest.mark.unit
+
 HERE = Path(__file__).resolve().parent
 #: The config shipped in the wheel (etc/jupyter/...): it alone enables the extension here.
 SHIPPED = HERE.parent.parent / "jupyter-config"
@@ -96,6 +98,7 @@ def hub_like_jupyter(tmp_path):
     stop_jupyter(server)
 
 
+@pytest.mark.lab
 def test_mounted_under_base_url_with_jupyter_token(plain_jupyter):
     me = plain_jupyter.call("GET", "me", "t0k")
     assert me.status_code == 200, me.text
@@ -107,6 +110,7 @@ def test_mounted_under_base_url_with_jupyter_token(plain_jupyter):
     assert plain_jupyter.call("GET", "me", "t0k", base=root).status_code == 404
 
 
+@pytest.mark.lab
 def test_jupyter_refuses_without_its_token(plain_jupyter):
     for token in (None, "wrong"):
         answer = plain_jupyter.call("GET", "jobs", token)

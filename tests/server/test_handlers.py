@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
 import requests
 
 from workbench.dev.ports import free_port
 from workbench.jobs.authz import Principal
 from workbench.server.app import make_app
 from workbench.server.identity import TokenIdentity
+
+pytestmark = pytest.mark.unit
 
 SECRET = "s3cret-kafka-password"
 

@@ -14,6 +14,8 @@ from workbench.server.health_data import Health, recent_alerts
 from workbench.server.health_page import render
 from workbench.server.sink_series import Output
 
+pytestmark = pytest.mark.unit
+
 ALERTS_TABLE = (
     "CREATE TABLE alerts (fingerprint VARCHAR(32) PRIMARY KEY, job_id INTEGER, team TEXT, "
     "rule TEXT, labels_json TEXT, status TEXT, starts_at DATETIME, ends_at DATETIME, "

@@ -17,6 +17,8 @@ from servekit import TOKENS, start_serve, write_state
 from services_browser import recorded_page
 from streaming import influx_v1_rows, influx_v1_sink, new_topic, publish_events, surge_spec
 
+pytestmark = pytest.mark.unit
+
 SCREENSHOTS = Path("/tmp/a4")
 BATCH_CHARTS = (
     "Input and processed rate",
@@ -84,6 +86,7 @@ def test_the_page_draws_its_charts_in_chromium_offline(health_served, chromium):
     page.close()
 
 
+@pytest.mark.e2e
 def test_authorization_as_for_the_api(health_served):
     url = page_url(health_served, "pricey")
     for user in ("alice", "root"):
@@ -106,6 +109,7 @@ def test_authorization_as_for_the_api(health_served):
     assert TOKENS["alice"] not in browser_like.text
 
 
+@pytest.mark.e2e
 def test_jobs_show_links_the_page(health_served):
     done = workbench(
         "jobs", "show", "pricey", "--server", health_served.url, "--token", TOKENS["alice"]
@@ -117,6 +121,7 @@ def test_jobs_show_links_the_page(health_served):
     assert get(line.split()[1], "alice").status_code == 200
 
 
+@pytest.mark.lab
 def test_under_jupyter_base_url(tmp_path):
     from test_extension import start_hub_like, stop_jupyter
 

@@ -6,6 +6,8 @@ import pytest
 
 from workbench.server.health_series import batches, charts, epoch, status_spans
 
+pytestmark = pytest.mark.unit
+
 
 def event(at: str, action: str) -> dict:
     return {"time": f"2026-11-24T10:{at}Z", "action": action, "actor": "supervisor"}

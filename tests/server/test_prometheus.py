@@ -12,6 +12,8 @@ from servekit import TOKENS
 
 from workbench.server.prometheus import STATUSES, exposition
 
+pytestmark = pytest.mark.unit
+
 TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -84,6 +86,7 @@ def scrape(served, authorization: str | None) -> requests.Response:
     return requests.get(f"{served.url.rstrip('/')}/workbench/metrics", headers=headers, timeout=30)
 
 
+@pytest.mark.e2e
 def test_admin_scrapes_every_job(metrics_served):
     answer = scrape(metrics_served, f"Bearer {TOKENS['root']}")  # Prometheus' default type
     assert answer.status_code == 200, answer.text
@@ -101,6 +104,7 @@ def test_admin_scrapes_every_job(metrics_served):
     assert samples(found["workbench_job_last_batch_timestamp_seconds"])[("pricey", "pricing")] > 0
 
 
+@pytest.mark.e2e
 def test_a_team_token_scrapes_its_teams_jobs(metrics_served):
     for user, job, team in (("alice", "pricey", "pricing"), ("bob", "supplies", "supply")):
         answer = scrape(metrics_served, f"token {TOKENS[user]}")
@@ -109,6 +113,7 @@ def test_a_team_token_scrapes_its_teams_jobs(metrics_served):
         assert {key[:2] for key in status} == {(job, team)}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("authorization", [None, "token wrong", "Basic cm9vdDpyb290"])
 def test_a_scrape_without_a_valid_token_is_refused(metrics_served, authorization):
     answer = scrape(metrics_served, authorization)

@@ -16,6 +16,8 @@ from test_promote import USE_SURGE, code_notebook
 
 from workbench.notebook.examples import demo_events
 
+pytestmark = pytest.mark.unit
+
 ALICE, BOB = TOKENS["alice"], TOKENS["bob"]
 
 

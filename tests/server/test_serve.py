@@ -7,8 +7,11 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 import requests
 from servekit import start_serve, write_state
+
+pytestmark = pytest.mark.e2e
 
 
 def _error(answer, status: int) -> dict:

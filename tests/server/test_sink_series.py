@@ -4,8 +4,12 @@ InfluxDB is in test_health_page.py.)"""
 
 from __future__ import annotations
 
+import pytest
+
 from workbench.server.sink_series import flux, flux_csv, influxql, outputs, read
 from workbench.sinks.influx import InfluxConfig
+
+pytestmark = pytest.mark.unit
 
 SECRET = "pa55-w0rd-not-to-show"
 

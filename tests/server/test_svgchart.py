@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from workbench.charts import Series, Span, line_chart, nice_top, timeline
+
+pytestmark = pytest.mark.unit
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -4,9 +4,12 @@ message saying they are a dashboard viewer."""
 
 from __future__ import annotations
 
+import pytest
 import requests
 from servekit import TOKENS, headers, write_state
 from test_extension import start_hub_like, stop_jupyter
+
+pytestmark = pytest.mark.unit
 
 #: (method, path under workbench/api/ or workbench/) a viewer tries
 API = [
@@ -41,6 +44,7 @@ def test_serve_refuses_a_viewer_everything(served):
     assert served.call("GET", "me", "alice").json()["user"] == "alice"  # others unchanged
 
 
+@pytest.mark.lab
 def test_the_jupyter_extension_refuses_a_viewer_everything(tmp_path):
     jupyter = start_hub_like(tmp_path, write_state(tmp_path / "state"))
     try:

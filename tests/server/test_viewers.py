@@ -8,6 +8,8 @@ import pytest
 from workbench.dashboard.viewers import relative_path, viewer_may
 from workbench.dashboard.voila_hooks import areas_cell_source
 
+pytestmark = pytest.mark.unit
+
 KERNEL = "0b1c2d3e-aaaa-bbbb-cccc-0123456789ab"
 
 

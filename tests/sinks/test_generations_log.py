@@ -8,6 +8,8 @@ import pytest
 from workbench.exceptions import SinkGenerationError
 from workbench.sinks.generations import Generations, Placement, latest_logged
 
+pytestmark = pytest.mark.unit
+
 
 def log(folder, *ids):
     (folder / "_spark_metadata").mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,8 @@ from workbench.moments import epoch_ms
 from workbench.sinks.influx import InfluxConfig
 from workbench.sinks.influx_writer import InfluxWriter, to_points
 
+pytestmark = pytest.mark.unit
+
 T0 = datetime(2024, 1, 2, 3, 4, 5, 678000)  # naive: UTC
 T0_MS = 1704164645678
 MINUTE_MS = 60_000

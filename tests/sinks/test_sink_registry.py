@@ -14,6 +14,8 @@ from workbench.spec import parse
 from workbench.streaming import deadletters
 from workbench.streaming.job import StreamingJob
 
+pytestmark = pytest.mark.unit
+
 if TYPE_CHECKING:
     from workbench.streaming.deadletters import Letters
 

@@ -15,6 +15,8 @@ from workbench.sources.kafka import reader_options
 from workbench.spec import StreamSpec, parse
 from workbench.streaming.job import StreamingJob
 
+pytestmark = pytest.mark.unit
+
 
 def stream(**keys) -> StreamSpec:
     return StreamSpec(table="booking", message="BookingLogMessage", **keys)

@@ -16,6 +16,8 @@ from workbench.sources.kafka import decoded_rows
 from workbench.sources.letters import Drained, LetterTap, Spilled
 from workbench.sources.protobuf import decoder
 
+pytestmark = pytest.mark.unit
+
 MESSAGE = "esb.booking.BookingLogMessage"
 STAMP = datetime(2026, 11, 27, 8, 30, 15, 250000, tzinfo=UTC)
 

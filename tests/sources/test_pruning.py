@@ -11,6 +11,8 @@ from workbench.sources.letters import LetterTap
 from workbench.sources.pruning import read_fields
 from workbench.streaming.job import StreamingJob
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def stream(spark):

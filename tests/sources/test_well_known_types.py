@@ -23,6 +23,8 @@ from workbench.schemas import SchemaRegistry
 from workbench.schemas.sparktypes import decoder_options, spark_schema
 from workbench.sources.protobuf import decoder
 
+pytestmark = pytest.mark.unit
+
 FOLDER = Path(__file__).resolve().parent.parent / "fixtures" / "protos" / "booking"
 MESSAGE = "wbtest.booking.BookingLogMessage"
 
@@ -225,6 +227,7 @@ def spec_file(tmp_path: Path, **stream_keys) -> Path:
     return path
 
 
+@pytest.mark.integration
 def test_validate_accepts_a_message_with_struct_fields(tmp_path):
     shallow = spec_file(tmp_path, max_recursion_depth=1)
     for spec, category in [

@@ -10,6 +10,8 @@ import yaml
 from workbench.exceptions import SqlError
 from workbench.sql import translate
 
+pytestmark = pytest.mark.unit
+
 CASES = Path(__file__).parent / "cases"
 TABLES = ["booking", "payment", "api"]
 

@@ -24,6 +24,8 @@ from workbench.exceptions import SetupError
 from workbench.runtime import udf_jar as jvm
 from workbench.udfs import UDFS
 
+pytestmark = pytest.mark.integration
+
 SEED = 20240613
 LEVELS = (0, 1, 5, 10, 13, 20, 24, 30)
 EARTH_KM2 = 510072000

@@ -1,0 +1,231 @@
+"""Test tiers: every test runs in exactly one of ``unit``, ``integration``, ``e2e``, ``lab``
+and ``packaging`` (``pytest -m unit`` is ``make test-fast``).
+
+A test's tier comes from the servers it asks for: a test that uses a fixture of
+:data:`SERVICE_FIXTURES` (the ``spark`` session, ``kafka_broker``, ``chromium`` ...) takes that
+fixture's tier; with several, the last of :data:`TIERS` wins (a kernel and Spark: ``lab``). A
+file whose tests start servers themselves (``session()``, a ``Broker``, a ``workbench serve``
+process) says so with ``pytestmark = pytest.mark.<tier>``; a ``unit`` mark on a module or
+class names the tier of its tests that use no server. Collection fails for a test with no tier
+or with two marked tiers, and for a test marked ``unit`` itself that uses a server fixture.
+
+The guard keeps ``unit`` true: while a ``unit`` test sets up or runs, starting a JVM (``java``,
+Spark's launchers, Maven), a browser, a Jupyter kernel or server, or another server process
+fails the test with the tier to mark instead. JVMs started further down (a ``workbench`` CLI
+process that starts Spark) refuse to start through ``JAVA_TOOL_OPTIONS``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+#: the tiers, registered with what each needs in pyproject.toml; the order breaks ties
+TIERS = ("unit", "integration", "e2e", "lab", "packaging")
+
+#: fixture -> the tier of a test that uses it
+SERVICE_FIXTURES = {
+    "spark": "integration",
+    "kafka_broker": "integration",
+    "spark_cluster": "integration",
+    "influxdb_v1": "integration",
+    "victoria_metrics": "integration",
+    "postgres_server": "integration",
+    "kafka_cluster3": "e2e",
+    "kafka_mirror": "e2e",
+    "proxied_broker": "e2e",
+    "served": "e2e",
+    "workbench_kernel": "lab",
+    "chromium": "lab",
+}
+
+#: parametrized fixture -> {parameter: tier} (``database_url`` asks for PostgreSQL by name)
+SERVICE_PARAMS = {"database_url": {"postgresql": "integration"}}
+
+
+def pytest_configure(config):
+    registered = {line.partition(":")[0].strip() for line in config.getini("markers")}
+    missing = [tier for tier in TIERS if tier not in registered]
+    if missing:
+        raise pytest.UsageError(f"tiers not registered in pyproject.toml's markers: {missing}")
+    sys.addaudithook(_audit)
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the marks given here
+def pytest_collection_modifyitems(config, items):
+    tiers, problems = {}, {}
+    for item in items:
+        tier, problem = tier_of(item)
+        if problem:
+            problems.setdefault(problem, []).append(item.nodeid)
+        tiers[item] = tier
+    if problems:
+        lines = [f"{problem}:\n    " + "\n    ".join(ids) for problem, ids in problems.items()]
+        raise pytest.UsageError("test tiers (tests/tiers.py):\n  " + "\n  ".join(lines) + _HOW)
+    for item, tier in tiers.items():  # the tier moves onto the test, alone
+        for node in item.listchain():
+            node.own_markers[:] = [mark for mark in node.own_markers if mark.name not in TIERS]
+        item.add_marker(tier)
+
+
+_HOW = (
+    "\nMark the test, its class or its file (pytestmark = pytest.mark.<tier>) with one of: "
+    + ", ".join(TIERS)
+)
+
+
+def tier_of(item) -> tuple[str, str | None]:
+    """``(tier, problem)``: the item's tier, or why it has none or two. ``unit`` on a module
+    or class is the tier of its tests that neither use a server fixture nor say another."""
+    own = {mark.name for mark in item.own_markers if mark.name in TIERS}
+    marked = {mark.name for mark in item.iter_markers() if mark.name in TIERS} - {"unit"}
+    served = served_tiers(item)
+    if len(own) > 1 or len(marked) > 1:
+        return "", f"two tiers marked: {', '.join(sorted(own | marked))}"
+    if own == {"unit"} and (served or marked):
+        return "", f"marked unit but {_names(served) or 'its file or class says ' + marked.pop()}"
+    if marked:
+        return marked.pop(), None
+    if served:
+        return max(served.values(), key=TIERS.index), None
+    if any(mark.name == "unit" for mark in item.iter_markers()):
+        return "unit", None
+    return "", "no tier (and none of the server fixtures that tell one)"
+
+
+def served_tiers(item) -> dict[str, str]:
+    """What the item asks for that makes it more than a unit test: {what: tier}."""
+    names = getattr(item, "fixturenames", ())
+    found = {name: SERVICE_FIXTURES[name] for name in names if name in SERVICE_FIXTURES}
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for name, tiers in SERVICE_PARAMS.items():
+        if params.get(name) in tiers:
+            found[f"{name}[{params[name]}]"] = tiers[params[name]]
+    return found
+
+
+def _names(served: dict[str, str]) -> str:
+    return ", ".join(f"uses {name} ({tier})" for name, tier in sorted(served.items()))
+
+
+# --- the guard: a unit test starts nothing of the other tiers ----------------------------
+
+#: program (the basename of what a process runs, or a word of its command line) -> tier
+PROGRAMS = {
+    "java": "integration",
+    "javac": "integration",
+    "mvn": "integration",
+    "spark-submit": "integration",
+    "spark-class": "integration",
+    "pyspark": "integration",
+    "postgres": "integration",
+    "initdb": "integration",
+    "pg_ctl": "integration",
+    "influxd": "integration",
+    "victoria-metrics": "integration",
+    "chromium": "lab",
+    "chrome": "lab",
+    "headless_shell": "lab",
+    "run-driver": "lab",  # Playwright's driver, which starts the browser
+    "ipykernel_launcher": "lab",
+    "ipykernel": "lab",
+    "jupyter": "lab",
+    "jupyter-lab": "lab",
+    "jupyter_server": "lab",
+    "voila": "lab",
+}
+#: a ``workbench serve`` process: the job service as a server
+SERVE = ("serve", "e2e")
+
+_unit: dict[str, object] = {"nodeid": None, "seen": []}
+_TRIPWIRE = "-XX:+AUnitTestStartedThisJVM_MarkItIntegration"
+
+
+def started(argv: list[str]) -> tuple[str, str] | None:
+    """``(program, tier)`` when ``argv`` starts something a unit test must not."""
+    words = [Path(word).name for word in argv]
+    if words and words[0] in PROGRAMS:
+        return words[0], PROGRAMS[words[0]]
+    for word in words[1:]:
+        word = word.removesuffix(".py")
+        if word in PROGRAMS and PROGRAMS[word] == "lab":
+            return word, "lab"
+    if "serve" in words and any(word.startswith("workbench") for word in words):
+        return "workbench serve", SERVE[1]
+    return None
+
+
+def _audit(event: str, args: tuple) -> None:
+    nodeid = _unit["nodeid"]
+    if nodeid is None:
+        return
+    argv = _argv(event, args)
+    if argv is None:
+        return
+    found = started(argv)
+    if found is None:
+        return
+    program, tier = found
+    message = (
+        f"{nodeid} is a unit test but started {program} ({' '.join(argv)[:160]} ...): "
+        f"mark it @pytest.mark.{tier} (or its file: pytestmark = pytest.mark.{tier}), or ask "
+        "for the fixture that starts it (tests/tiers.py, SERVICE_FIXTURES)"
+    )
+    _unit["seen"].append(message)  # type: ignore[union-attr]
+    raise TierError(message)
+
+
+def _argv(event: str, args: tuple) -> list[str] | None:
+    try:
+        if event == "subprocess.Popen":
+            executable, argv = args[0], args[1]
+            argv = [argv] if isinstance(argv, (str, bytes, os.PathLike)) else list(argv)
+            words = [os.fsdecode(word) for word in argv]
+            if executable is not None:
+                words[:1] = [os.fsdecode(executable)]
+            return words
+        if event in ("os.exec", "os.posix_spawn", "os.spawn"):
+            return [os.fsdecode(word) for word in args[1]]
+        if event == "os.system":
+            return os.fsdecode(args[0]).split()
+    except Exception:  # an argument shape this guard does not know: not its business
+        return None
+    return None
+
+
+class TierError(RuntimeError):
+    """A ``unit`` test started what its tier excludes."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _guarded(item))
+
+
+def _guarded(item):
+    """Run a phase of ``item`` under the guard when it is a unit test; fail it afterwards if
+    it started something, even when the code caught the guard's error."""
+    if not any(mark.name == "unit" for mark in item.iter_markers()):
+        return (yield)
+    _unit["nodeid"], _unit["seen"] = item.nodeid, []
+    before = os.environ.get("JAVA_TOOL_OPTIONS")
+    os.environ["JAVA_TOOL_OPTIONS"] = f"{before} {_TRIPWIRE}" if before else _TRIPWIRE
+    try:
+        result = yield
+    finally:
+        _unit["nodeid"] = None
+        if before is None:
+            os.environ.pop("JAVA_TOOL_OPTIONS", None)
+        else:
+            os.environ["JAVA_TOOL_OPTIONS"] = before
+    if _unit["seen"]:
+        pytest.fail(str(_unit["seen"][0]), pytrace=False)  # type: ignore[index]
+    return result

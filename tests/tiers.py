@@ -3,16 +3,21 @@ and ``packaging`` (``pytest -m unit`` is ``make test-fast``).
 
 A test's tier comes from the servers it asks for: a test that uses a fixture of
 :data:`SERVICE_FIXTURES` (the ``spark`` session, ``kafka_broker``, ``chromium`` ...) takes that
-fixture's tier; with several, the last of :data:`TIERS` wins (a kernel and Spark: ``lab``). A
-file whose tests start servers themselves (``session()``, a ``Broker``, a ``workbench serve``
-process) says so with ``pytestmark = pytest.mark.<tier>``; a ``unit`` mark on a module or
-class names the tier of its tests that use no server. Collection fails for a test with no tier
-or with two marked tiers, and for a test marked ``unit`` itself that uses a server fixture.
+fixture's tier; with several, the last of :data:`TIERS` wins (a kernel and Spark: ``lab``).
+Where fixtures cannot tell (a test that runs ``workbench validate``, which starts Spark, or
+starts a ``Broker`` or ``workbench serve`` itself) a mark says it: ``@pytest.mark.<tier>`` on
+the test (or a ``pytest.param``), or ``pytestmark = pytest.mark.<tier>`` on its file. A
+file's or class's ``unit`` is the tier of its tests that use no server fixture and carry no
+mark of their own. Collection fails for a test with no tier, with two marked tiers, or
+marked ``unit`` itself while it uses a server fixture.
 
-The guard keeps ``unit`` true: while a ``unit`` test sets up or runs, starting a JVM (``java``,
-Spark's launchers, Maven), a browser, a Jupyter kernel or server, or another server process
-fails the test with the tier to mark instead. JVMs started further down (a ``workbench`` CLI
-process that starts Spark) refuse to start through ``JAVA_TOOL_OPTIONS``.
+The guard keeps ``unit`` true: while a unit test sets up or runs, starting a JVM (``java``,
+``javac``, Spark's launchers, Maven), a browser, a Jupyter kernel or server, a database or
+time-series server or ``workbench serve`` fails the test, naming the tier to mark instead,
+even when the code catches the error. A JVM started further down (by a ``workbench`` process
+the test runs) refuses to start: ``JAVA_TOOL_OPTIONS`` carries an option it does not know,
+named for the fix. What the guard cannot see: a unit test using a Spark session an earlier
+test of the same worker left running; ``make test-fast`` starts none, so it fails there.
 """
 
 from __future__ import annotations
@@ -54,27 +59,36 @@ def pytest_configure(config):
     sys.addaudithook(_audit)
 
 
-@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the marks given here
-def pytest_collection_modifyitems(config, items):
-    tiers, problems = {}, {}
-    for item in items:
-        tier, problem = tier_of(item)
-        if problem:
-            problems.setdefault(problem, []).append(item.nodeid)
-        tiers[item] = tier
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A file (or class) with a test of no tier or two fails to collect, naming them."""
+    report = yield
+    problems: dict[str, list[str]] = {}
+    for item in report.result if report.passed else ():
+        if isinstance(item, pytest.Item):
+            problem = tier_of(item)[1]
+            if problem:
+                problems.setdefault(problem, []).append(item.name)
     if problems:
         lines = [f"{problem}:\n    " + "\n    ".join(ids) for problem, ids in problems.items()]
-        raise pytest.UsageError("test tiers (tests/tiers.py):\n  " + "\n  ".join(lines) + _HOW)
-    for item, tier in tiers.items():  # the tier moves onto the test, alone
-        for node in item.listchain():
-            node.own_markers[:] = [mark for mark in node.own_markers if mark.name not in TIERS]
-        item.add_marker(tier)
+        report.outcome, report.result = "failed", []
+        report.longrepr = "test tiers (tests/tiers.py):\n  " + "\n  ".join(lines) + _HOW
+    return report
 
 
 _HOW = (
     "\nMark the test, its class or its file (pytestmark = pytest.mark.<tier>) with one of: "
     + ", ".join(TIERS)
 )
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the marks given here
+def pytest_collection_modifyitems(config, items):
+    tiers = {item: tier_of(item)[0] for item in items}
+    for item, tier in tiers.items():  # the tier moves onto the test, alone
+        for node in item.listchain():
+            node.own_markers[:] = [mark for mark in node.own_markers if mark.name not in TIERS]
+        item.add_marker(tier)
 
 
 def tier_of(item) -> tuple[str, str | None]:
@@ -137,11 +151,14 @@ PROGRAMS = {
     "jupyter_server": "lab",
     "voila": "lab",
 }
-#: a ``workbench serve`` process: the job service as a server
-SERVE = ("serve", "e2e")
-
-_unit: dict[str, object] = {"nodeid": None, "seen": []}
 _TRIPWIRE = "-XX:+AUnitTestStartedThisJVM_MarkItIntegration"
+
+
+class _Watch:
+    """The unit test under the guard (None between unit tests) and what it started."""
+
+    nodeid: str | None = None
+    seen: list[str] = []
 
 
 def started(argv: list[str]) -> tuple[str, str] | None:
@@ -154,12 +171,12 @@ def started(argv: list[str]) -> tuple[str, str] | None:
         if word in PROGRAMS and PROGRAMS[word] == "lab":
             return word, "lab"
     if "serve" in words and any(word.startswith("workbench") for word in words):
-        return "workbench serve", SERVE[1]
+        return "workbench serve", "e2e"  # the job service as a server
     return None
 
 
 def _audit(event: str, args: tuple) -> None:
-    nodeid = _unit["nodeid"]
+    nodeid = _Watch.nodeid
     if nodeid is None:
         return
     argv = _argv(event, args)
@@ -174,7 +191,7 @@ def _audit(event: str, args: tuple) -> None:
         f"mark it @pytest.mark.{tier} (or its file: pytestmark = pytest.mark.{tier}), or ask "
         "for the fixture that starts it (tests/tiers.py, SERVICE_FIXTURES)"
     )
-    _unit["seen"].append(message)  # type: ignore[union-attr]
+    _Watch.seen.append(message)
     raise TierError(message)
 
 
@@ -215,17 +232,17 @@ def _guarded(item):
     it started something, even when the code caught the guard's error."""
     if not any(mark.name == "unit" for mark in item.iter_markers()):
         return (yield)
-    _unit["nodeid"], _unit["seen"] = item.nodeid, []
+    _Watch.nodeid, _Watch.seen = item.nodeid, []
     before = os.environ.get("JAVA_TOOL_OPTIONS")
     os.environ["JAVA_TOOL_OPTIONS"] = f"{before} {_TRIPWIRE}" if before else _TRIPWIRE
     try:
         result = yield
     finally:
-        _unit["nodeid"] = None
+        _Watch.nodeid = None
         if before is None:
             os.environ.pop("JAVA_TOOL_OPTIONS", None)
         else:
             os.environ["JAVA_TOOL_OPTIONS"] = before
-    if _unit["seen"]:
-        pytest.fail(str(_unit["seen"][0]), pytrace=False)  # type: ignore[index]
+    if _Watch.seen:
+        pytest.fail(_Watch.seen[0], pytrace=False)
     return result

@@ -39,6 +39,7 @@ def test_with_nobody_to_let_in_it_says_to_give_tokens_or_local(tmp_path):
     assert "--local serves with no login, so only on 127.0.0.1" in log.read_text()
 
 
+@pytest.mark.lab
 def test_behind_the_login_then_sigterm_stops_it(tmp_path):
     state = state_folder(tmp_path / "state")
     port, log = free_port(), tmp_path / "cli.log"

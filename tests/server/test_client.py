@@ -63,6 +63,7 @@ def embedded_home(tmp_path, monkeypatch):
         wait_for(lambda: not record.exists(), 30, "the embedded service to stop")
 
 
+@pytest.mark.e2e
 def test_embedded_default_starts_once_and_is_reused(embedded_home):
     first = workbench("jobs", "list")
     assert first.returncode == 0, first.stderr

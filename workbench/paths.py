@@ -12,10 +12,10 @@ in either place.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from workbench.exceptions import SetupError
+from workbench.settings import settings
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: The source checkout holding the package, when it is one.
@@ -29,9 +29,9 @@ def in_checkout() -> bool:
 
 
 def home() -> Path:
-    env = os.environ.get("WORKBENCH_HOME")
+    env = settings().home
     if env:
-        path = Path(env).expanduser()
+        path = env.expanduser()
     elif in_checkout():
         path = CHECKOUT / ".workbench"
     else:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ import yaml
 from workbench.exceptions import ParityError, PromoteError, UnknownNameError, clip
 from workbench.lab import parity
 from workbench.notebook import promoting
+from workbench.settings import child_env
 
 Emit = Callable[[str], None] | None
 
@@ -162,7 +162,7 @@ def execute(notebook: Path, work: Path, params: dict[str, Any], kernel: str | No
         "-f", str(work / "params.json"), "--cwd", str(notebook.resolve().parent),
         "--no-progress-bar", "--log-level", "WARNING", *(["-k", kernel] if kernel else []),
     ]  # fmt: skip
-    env = {**os.environ, promoting.ENV: str(record.resolve())}
+    env = child_env({promoting.ENV: str(record.resolve())})
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise PromoteError(_failure(notebook, out, done.stderr))

@@ -23,19 +23,19 @@ Outside promote mode nothing is recorded. In promote mode a streaming job refuse
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import PromoteError, StreamInPromoteError
+from workbench.settings import settings, variable
 
 if TYPE_CHECKING:
     from workbench.lab.preview import Preview
     from workbench.spec import DaggerSpec
 
-ENV = "WORKBENCH_PROMOTE_DIR"
+ENV = variable("promote_dir")
 SPEC_FILE = "spec.yaml"
 ROWS_FILE = "preview.jsonl"
 PREVIEW_FILE = "preview.json"
@@ -43,13 +43,11 @@ SAMPLES_DIR = "samples"
 REPLAY_ROWS = "replay.jsonl"
 REPLAY_FILE = "replay.json"
 PREVIEW_SPEC_NAME = "preview"  # the name of a preview's own spec (bare SQL, no wb.use)
-SESSION_ENV = "JPY_SESSION_NAME"  # the notebook's path, set by jupyter_server for its kernels
 
 
 def folder() -> Path | None:
     """The record folder when promote mode is on, else None."""
-    value = os.environ.get(ENV)
-    return Path(value) if value else None
+    return settings().promote_dir
 
 
 def refuse_stream(what: str = "a streaming job") -> None:
@@ -156,7 +154,7 @@ def notebook_path(notebook: str | Path | None) -> Path:
     notebook when Jupyter names it (``$JPY_SESSION_NAME``); refuses clearly otherwise."""
     if folder() is not None:
         raise PromoteError("wb.promote() ran during promote: remove it from the notebook")
-    chosen = notebook or os.environ.get(SESSION_ENV)
+    chosen = notebook or settings().session_name
     if not chosen:
         raise PromoteError(
             "give the notebook file to promote, e.g. wb.promote('my-dagger.ipynb', "

@@ -29,8 +29,9 @@ from pathlib import Path
 
 from workbench.exceptions import SetupError
 from workbench.paths import subdir
+from workbench.settings import child_env, settings, variable
 
-ENV = "WORKBENCH_JVM_ARCHIVE"
+ENV = variable("jvm_archive")
 #: What the archive is made from: a session's start and a run of the usual plans.
 TRAINING = """
 from workbench.runtime.jvm_archive import train
@@ -53,13 +54,13 @@ def path() -> Path:
 
 
 def _java_bin() -> str | None:
-    home = os.environ.get("JAVA_HOME")
-    return str(Path(home) / "bin") if home else None
+    home = settings().java_home
+    return str(home / "bin") if home else None
 
 
 def java_options() -> str:
     """The driver's JVM option that maps the archive, or "" (none made, or turned off)."""
-    if os.environ.get(ENV, "").strip().lower() == "off":
+    if settings().jvm_archive == "off":
         return ""
     archive = path()
     return f"-XX:SharedArchiveFile={archive}" if archive.is_file() else ""
@@ -71,7 +72,8 @@ def build() -> Path:
     archive = path()
     if archive.is_file():
         return archive
-    env = os.environ | {ENV: "off", "WORKBENCH_SPARK_LOG": str(subdir("logs") / "jvm-archive.log")}
+    log = str(subdir("logs") / "jvm-archive.log")
+    env = child_env({ENV: "off", variable("spark_log"): log})
     done = subprocess.run(
         [sys.executable, "-c", TRAINING], env=env, capture_output=True, text=True, timeout=900
     )

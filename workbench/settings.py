@@ -46,7 +46,7 @@ DASHBOARD_OVERRIDES = {
 }
 
 
-def _variable(name: str, default: Any = None, help: str = "", **more: Any) -> Any:
+def _variable(name: str | AliasChoices, default: Any = None, help: str = "", **more: Any) -> Any:
     return Field(default, validation_alias=name, description=help, **more)
 
 
@@ -162,10 +162,9 @@ class Settings(BaseSettings):
         "none",
         help="The basemap of a map drawn without a style: none, light, dark, satellite.",
     )
-    mapbox_key: str | None = Field(
-        None,
-        validation_alias=AliasChoices("MapboxAccessToken", "MAPBOX_API_KEY"),
-        description="A Mapbox token for the satellite basemap (either name).",
+    mapbox_key: str | None = _variable(
+        AliasChoices("MapboxAccessToken", "MAPBOX_API_KEY"),
+        help="A Mapbox token for the satellite basemap (either name).",
         repr=False,
     )
     maptiler_key: str | None = _variable(
@@ -230,21 +229,19 @@ class Settings(BaseSettings):
         return {k: v for k, v in values.items() if v}
 
 
-def variable(field: str) -> str:
-    """The environment variable of the setting ``field`` (its first name)."""
+def variables(field: str) -> list[str]:
+    """The environment variables of the setting ``field``, the first one first."""
     alias = Settings.model_fields[field].validation_alias
-    return str(alias.choices[0] if isinstance(alias, AliasChoices) else alias)
+    return [str(c) for c in (alias.choices if isinstance(alias, AliasChoices) else [alias])]
 
 
-def _names() -> tuple[str, ...]:
-    names: list[str] = []
-    for info in Settings.model_fields.values():
-        alias = info.validation_alias
-        names += [str(c) for c in alias.choices] if isinstance(alias, AliasChoices) else [alias]
-    return tuple(names)
+def variable(field: str) -> str:
+    """The environment variable of the setting ``field``."""
+    return variables(field)[0]
 
 
-NAMES = _names()
+#: Every variable :class:`Settings` reads.
+NAMES = tuple(name for field in Settings.model_fields for name in variables(field))
 _cache: dict[tuple[str | None, ...], Settings] = {}
 
 

@@ -17,13 +17,16 @@ import types
 import typing
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AliasChoices, BaseModel
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from workbench.settings import DASHBOARD_OVERRIDES, DASHBOARD_PREFIX, Settings
+from workbench.settings import DASHBOARD_OVERRIDES, DASHBOARD_PREFIX, Settings, variables
+
+if TYPE_CHECKING:
+    from traitlets.config import Configurable
 
 COMMAND = "python -m workbench.cli.configuration > docs/configuration.md"
 _NAMES = {str: "text", int: "integer", float: "number", bool: "boolean", Path: "path"}
@@ -61,11 +64,9 @@ def document() -> str:
 
 
 def _environment() -> Iterator[tuple[str, ...]]:
-    for info in Settings.model_fields.values():
-        alias = info.validation_alias
-        names = alias.choices if isinstance(alias, AliasChoices) else [alias]
-        variables = ", ".join(f"`{name}`" for name in names)
-        yield variables, _type(info.annotation), _default(info), info.description or ""
+    for field, info in Settings.model_fields.items():
+        names = ", ".join(f"`{name}`" for name in variables(field))
+        yield names, _type(info.annotation), _default(info), info.description or ""
 
 
 def _model_rows(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, ...]]:
@@ -156,7 +157,7 @@ def _dashboard(config: type) -> Iterator[tuple[str, ...]]:
         yield f"`{f.name}`", _type(hints[f.name]), default, variable, f.metadata.get("help", "")
 
 
-def _traits(configurable: type) -> Iterator[tuple[str, ...]]:
+def _traits(configurable: type[Configurable]) -> Iterator[tuple[str, ...]]:
     for name, trait in configurable.class_traits(config=True).items():
         values = getattr(trait, "values", None)
         kind = " \\| ".join(f"`{v}`" for v in values) if values else type(trait).__name__

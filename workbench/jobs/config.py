@@ -36,6 +36,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import JsonDict
 
 from workbench.exceptions import SpecError
 from workbench.resources import Resources
@@ -282,7 +283,7 @@ def _default_clusters() -> dict[str, Cluster]:
 
 #: Marks the keys of :class:`ServiceConfig` that are not a ``service.yaml`` key of users
 #: (the state folder is the file's own; tests swap in a stand-in job program).
-INTERNAL = {"internal": True}
+INTERNAL: JsonDict = {"internal": True}
 
 
 class ServiceConfig(_Model):

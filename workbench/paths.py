@@ -12,10 +12,10 @@ in either place.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from workbench.exceptions import SetupError
+from workbench.settings import settings, variable
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: The source checkout holding the package, when it is one.
@@ -29,9 +29,9 @@ def in_checkout() -> bool:
 
 
 def home() -> Path:
-    env = os.environ.get("WORKBENCH_HOME")
+    env = settings().home
     if env:
-        path = Path(env).expanduser()
+        path = env.expanduser()
     elif in_checkout():
         path = CHECKOUT / ".workbench"
     else:
@@ -63,10 +63,9 @@ def shipped(relative: str) -> Path:
 
 #: Set by ``workbench promote`` in the kernel's environment: the folder a notebook records
 #: into while papermill executes it (:mod:`workbench.notebook.promoting`).
-PROMOTE_DIR_ENV = "WORKBENCH_PROMOTE_DIR"
+PROMOTE_DIR_ENV = variable("promote_dir")
 
 
 def promote_folder() -> Path | None:
     """The promote record folder when promote mode is on, else None."""
-    value = os.environ.get(PROMOTE_DIR_ENV)
-    return Path(value) if value else None
+    return settings().promote_dir

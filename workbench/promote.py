@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -37,6 +36,7 @@ from workbench.paths import PROMOTE_DIR_ENV
 
 if TYPE_CHECKING:
     from workbench.spec import DaggerSpec
+from workbench.settings import child_env
 
 Emit = Callable[[str], None] | None
 
@@ -49,7 +49,6 @@ SAMPLES_DIR = "samples"
 REPLAY_ROWS = "replay.jsonl"
 REPLAY_FILE = "replay.json"
 PREVIEW_SPEC_NAME = "preview"  # the name of a preview's own spec (bare SQL, no wb.use)
-SESSION_ENV = "JPY_SESSION_NAME"  # the notebook's path, set by jupyter_server for its kernels
 
 
 class _Loader(yaml.SafeLoader):
@@ -199,7 +198,7 @@ def execute(notebook: Path, work: Path, params: dict[str, Any], kernel: str | No
         "-f", str(work / "params.json"), "--cwd", str(notebook.resolve().parent),
         "--no-progress-bar", "--log-level", "WARNING", *(["-k", kernel] if kernel else []),
     ]  # fmt: skip
-    env = {**os.environ, PROMOTE_DIR_ENV: str(record.resolve())}
+    env = child_env({PROMOTE_DIR_ENV: str(record.resolve())})
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise PromoteError(_failure(notebook, out, done.stderr))

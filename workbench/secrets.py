@@ -15,13 +15,13 @@ value; :func:`redact` masks resolved values in text a job is about to log.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from workbench.exceptions import SecretError
+from workbench.settings import env_var
 
 #: a reference: ``${kind:argument}``; ``$${`` (escaped) is not one
 _REFERENCE = re.compile(r"(?<!\$)\$\{([^}]*)\}")
@@ -59,13 +59,14 @@ def value_of(ref: str) -> str:
     """The value a well-formed reference stands for, read now."""
     kind, arg = _parse(ref)
     if kind == "env":
-        if arg not in os.environ:
+        value = env_var(arg)
+        if value is None:
             raise SecretError(
                 ref,
                 f"environment variable {arg} is not set where the job runs; set it in "
                 "the job service's environment",
             )
-        return os.environ[arg]
+        return value
     path = Path(arg).expanduser()
     try:
         text = path.read_text(encoding="utf-8")

@@ -12,12 +12,12 @@ deck.gl's ``MapboxAccessToken``) and ``MAPTILER_API_KEY``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.atlas.errors import AtlasError
 from workbench.exceptions import SetupError, did_you_mean
+from workbench.settings import settings
 
 CARTO = "https://basemaps.cartocdn.com/gl/{}-gl-style/style.json"
 MAPTILER_SATELLITE = "https://api.maptiler.com/maps/satellite/style.json?key={}"
@@ -64,12 +64,12 @@ def _dark() -> Basemap:
 
 
 def _satellite() -> Basemap:
-    mapbox = os.environ.get("MapboxAccessToken") or os.environ.get("MAPBOX_API_KEY")  # noqa: SIM112
+    mapbox = settings().mapbox_key
     if mapbox:
         return Basemap(
             "mapbox", "mapbox://styles/mapbox/satellite-v9", mapbox_key=mapbox, name="satellite"
         )
-    maptiler = os.environ.get("MAPTILER_API_KEY")
+    maptiler = settings().maptiler_key
     if maptiler:
         return Basemap("carto", MAPTILER_SATELLITE.format(maptiler), name="satellite")
     raise SetupError(
@@ -87,7 +87,7 @@ STYLES: dict[str, Callable[[], Basemap]] = {
 
 
 def default_style() -> str:
-    return os.environ.get("WORKBENCH_MAP_STYLE", "none")
+    return settings().map_style
 
 
 def basemap(style: str | None) -> Basemap:

@@ -87,11 +87,9 @@ def cmd_versions(args: argparse.Namespace) -> int:
 
 def _remote(args: argparse.Namespace) -> bool:
     """Whether a job service is configured (``--server`` or ``$WORKBENCH_SERVER``)."""
-    import os
+    from workbench.settings import settings
 
-    from workbench.client.rest import SERVER_ENV
-
-    return bool(args.server or os.environ.get(SERVER_ENV))
+    return bool(args.server or settings().server)
 
 
 def _client(args: argparse.Namespace):  # type: ignore[no-untyped-def]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 import traceback
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from workbench.cli import clusters as cli_clusters
 from workbench.exceptions import WorkbenchError
+from workbench.settings import set_default, variable
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -20,7 +20,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from workbench.streaming.job import with_bootstrap
 
     # Spark's own ERROR lines repeat the failure as pages of JVM trace: only with --verbose.
-    os.environ.setdefault("WORKBENCH_SPARK_LOG_LEVEL", "WARN" if args.verbose else "OFF")
+    set_default(variable("spark_log_level"), "WARN" if args.verbose else "OFF")
     spec = KINDS.load(args.spec)  # a dagger, or a quality job (kind: quality)
     if args.bootstrap_servers:
         spec = with_bootstrap(spec, args.bootstrap_servers)  # type: ignore[arg-type]

@@ -12,7 +12,6 @@ with the server's message.
 from __future__ import annotations
 
 import base64
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,9 +21,10 @@ import requests
 
 from workbench import exceptions
 from workbench.exceptions import ServiceRequestError, ServiceUnreachableError, WorkbenchError
+from workbench.settings import settings, variable
 
-SERVER_ENV = "WORKBENCH_SERVER"
-TOKEN_ENV = "WORKBENCH_TOKEN"
+SERVER_ENV = variable("server")
+TOKEN_ENV = variable("token")
 API = "workbench/api/"
 #: Job statuses after which a followed log gets no more lines.
 FINAL = {"STOPPED", "FAILED"}
@@ -32,8 +32,8 @@ FINAL = {"STOPPED", "FAILED"}
 
 class ServiceClient:
     def __init__(self, url: str | None = None, token: str | None = None, timeout: float = 60):
-        url = url or os.environ.get(SERVER_ENV) or None
-        token = token or os.environ.get(TOKEN_ENV) or None
+        url = url or settings().server
+        token = token or settings().token
         if not url:
             from workbench.client.embedded import ensure
 

@@ -25,7 +25,6 @@ command line or log. Without a store, the dashboard reads the Parquet folder
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -35,8 +34,9 @@ from workbench.atlas.areas import ServiceArea, service_area, service_areas
 from workbench.dashboard.stores import Layout, Store, open_store
 from workbench.exceptions import SpecError, did_you_mean
 from workbench.paths import home
+from workbench.settings import DASHBOARD_PREFIX, child_env, settings
 
-ENV_PREFIX = "WORKBENCH_DASHBOARD_"
+ENV_PREFIX = DASHBOARD_PREFIX
 _USERINFO = re.compile(r"(://)[^/@]+@")
 #: Event time may run ahead of the clock (the demo's speed-up): look this far past now.
 AHEAD_MINUTES = 15
@@ -46,30 +46,52 @@ def demo_store() -> str:
     return f"parquet:{home() / 'demo' / 'parquet'}"
 
 
+def _help(text: str, shown: str | None = None) -> dict[str, str]:
+    """A setting's help (and its default as docs/configuration.md shows it)."""
+    return {"help": text, **({"default": shown} if shown else {})}
+
+
 @dataclass(frozen=True)
 class DashboardConfig:
-    store: str = field(default_factory=demo_store)
-    store_options: dict[str, Any] = field(default_factory=dict, repr=False)  # credentials
-    measurement: str = "surge"
-    cell_column: str = "tag_s2id"
-    service_column: str = "tag_vehicle_type"
-    time_column: str = "window_timestamp"
-    metrics: list[str] = field(default_factory=list)
-    hours: float = 6.0
-    refresh_seconds: float = 30.0
-    area: str = "jakarta"
-    areas: list[str] = field(default_factory=list)  # empty: every service area
-    style: str = "none"
+    store: str = field(
+        default_factory=demo_store,
+        metadata=_help(
+            "Where the dashboard reads: KIND:TARGET (see `workbench.dashboard.stores`).",
+            "parquet:$WORKBENCH_HOME/demo/parquet",
+        ),
+    )
+    store_options: dict[str, Any] = field(
+        default_factory=dict,
+        repr=False,
+        metadata=_help("The store's options, e.g. {username: reader, password: ...}."),
+    )  # credentials
+    measurement: str = field(default="surge", metadata=_help("The measurement (table) read."))
+    cell_column: str = field(default="tag_s2id", metadata=_help("The S2 cell id column."))
+    service_column: str = field(
+        default="tag_vehicle_type", metadata=_help("The service type column.")
+    )
+    time_column: str = field(default="window_timestamp", metadata=_help("The window's time."))
+    metrics: list[str] = field(
+        default_factory=list, metadata=_help("The metrics shown (empty: every numeric field).")
+    )
+    hours: float = field(default=6.0, metadata=_help("The time range shown, back from now."))
+    refresh_seconds: float = field(default=30.0, metadata=_help("Seconds between refreshes."))
+    area: str = field(default="jakarta", metadata=_help("The service area shown first."))
+    areas: list[str] = field(
+        default_factory=list,
+        metadata=_help("The service areas it may show (empty: every service area)."),
+    )
+    style: str = field(default="none", metadata=_help("The basemap: none, light, dark, satellite."))
 
     @classmethod
     def load(cls, path: str | Path | None = None, **overrides: Any) -> DashboardConfig:
         """From the YAML ``path`` (or ``$WORKBENCH_DASHBOARD_CONFIG``), then the environment,
         then ``overrides`` (None values ignored)."""
         config = cls()
-        source = path or os.environ.get(ENV_PREFIX + "CONFIG")
+        source = path or settings().dashboard_config
         if source:
             config = config._with(_read_yaml(Path(source)), str(source))
-        config = config._with(_from_env(), "environment")
+        config = config._with(settings().dashboard_overrides(), "environment")
         return config._with({k: v for k, v in overrides.items() if v is not None}, "arguments")
 
     def allowed_areas(self) -> list[ServiceArea]:
@@ -104,8 +126,8 @@ class DashboardConfig:
     def environment(self, path: Path) -> dict[str, str]:
         """The environment of a Voila server's kernels: the whole configuration as the file
         at ``path`` (written here), and no single-setting override left to differ from it."""
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
-        return keep | {ENV_PREFIX + "CONFIG": str(self.write(path))}
+        written = str(self.write(path))
+        return child_env({ENV_PREFIX + "CONFIG": written}, drop_prefix=ENV_PREFIX)
 
     def public_store(self) -> str:
         """The store's name with any ``user:password@`` in its URL hidden, for messages."""
@@ -132,16 +154,6 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SpecError("config", "the dashboard config is a mapping of settings", str(path))
     return data
-
-
-def _from_env() -> dict[str, str]:
-    names = {"REFRESH": "refresh_seconds"}
-    keys = ("STORE", "MEASUREMENT", "HOURS", "REFRESH", "AREA", "AREAS", "STYLE")
-    return {
-        names.get(k, k.lower()): os.environ[ENV_PREFIX + k]
-        for k in keys
-        if os.environ.get(ENV_PREFIX + k)
-    }
 
 
 def _convert(kind: Any, value: Any, key: str, source: str) -> Any:

@@ -25,6 +25,7 @@ from workbench.dashboard import behind_login
 from workbench.dashboard.behind_login import Login
 from workbench.dashboard.config import DashboardConfig
 from workbench.dashboard.processes import descendants, end_all
+from workbench.settings import settings
 
 HOST = "127.0.0.1"
 #: A Voila template (``jupyter/voila/templates/workbench``): lab's, with no CDN links.
@@ -57,7 +58,7 @@ def environment(config: DashboardConfig, private: Path) -> dict[str, str]:
     from workbench.atlas.shared import voila_static_root
 
     roots = [str(JUPYTER_DATA), str(voila_static_root())]
-    paths = [*roots, *filter(None, [os.environ.get("JUPYTER_PATH")])]
+    paths = [*roots, *filter(None, [settings().jupyter_path])]
     env = config.environment(private / "dashboard.yaml")
     return env | {"JUPYTER_PATH": os.pathsep.join(paths)}
 

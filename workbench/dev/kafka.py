@@ -25,6 +25,7 @@ from workbench.exceptions import SetupError
 from workbench.kafka.admin import admin_client
 from workbench.paths import PACKAGE_DIR, subdir
 from workbench.runtime.maven import fetch
+from workbench.settings import settings
 
 if TYPE_CHECKING:
     pass
@@ -254,7 +255,7 @@ def random_cluster_id() -> str:
 
 def jvm_options(tool: bool = False) -> tuple[str, ...]:
     """A Kafka JVM's options: a server's :data:`JVM_OPTIONS` (a tool's: none); with
-    ``$WORKBENCH_JIT=quick`` (:data:`workbench.runtime.spark.JIT_ENV`), the same heap with
+    ``$WORKBENCH_JIT=quick`` (:attr:`workbench.settings.Settings.jit`), the same heap with
     :data:`QUICK_JVM_OPTIONS` instead of G1."""
     from workbench.runtime.spark import quick_jit_asked
 
@@ -265,8 +266,8 @@ def jvm_options(tool: bool = False) -> tuple[str, ...]:
 
 
 def java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    home = settings().java_home
+    java = str(home / "bin" / "java") if home else shutil.which("java")
     if not java or not Path(java).exists():
         raise SetupError(
             "Java 17+ is needed to run Kafka: apt-get install openjdk-17-jre-headless."

@@ -14,6 +14,7 @@ from workbench.exceptions import SetupError
 from workbench.paths import subdir
 from workbench.runtime import jvm_archive
 from workbench.runtime import spark as workbench_spark
+from workbench.settings import child_env, variable
 from workbench.streaming.validate import validate
 
 #: What the Spark JVM's class archive is made from: a session's start and the usual plans.
@@ -55,10 +56,8 @@ def build_jvm_archive() -> Path:
     archive = jvm_archive.path()
     if archive.is_file():
         return archive
-    env = os.environ | {
-        jvm_archive.ENV: "off",
-        "WORKBENCH_SPARK_LOG": str(subdir("logs") / "jvm-archive.log"),
-    }
+    log = str(subdir("logs") / "jvm-archive.log")
+    env = child_env({jvm_archive.ENV: "off", variable("spark_log"): log})
     done = subprocess.run(
         [sys.executable, "-c", TRAINING], env=env, capture_output=True, text=True, timeout=900
     )

@@ -21,7 +21,6 @@ executor, so nothing is installed on the workers.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -37,6 +36,7 @@ from workbench.exceptions import SetupError
 from workbench.jobs import procs
 from workbench.paths import subdir
 from workbench.runtime.spark import executor_java_options
+from workbench.settings import child_env
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
@@ -203,15 +203,16 @@ class SparkCluster:
 
     def _spawn(self, name: str, main_class: str, args: list[str]) -> int:
         home = spark_home()
-        env = {
-            **os.environ,
-            "SPARK_HOME": str(home),
-            "SPARK_LOCAL_IP": HOST,
-            "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
-            # the marker finds the daemon again by pid; UTC as the drivers use, C1 only
-            # when $WORKBENCH_JIT asks (as the executors it launches)
-            "SPARK_DAEMON_JAVA_OPTS": f"{self._marker(name)} {executor_java_options()}",
-        }
+        env = child_env(
+            {
+                "SPARK_HOME": str(home),
+                "SPARK_LOCAL_IP": HOST,
+                "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
+                # the marker finds the daemon again by pid; UTC as the drivers use, C1 only
+                # when $WORKBENCH_JIT asks (as the executors it launches)
+                "SPARK_DAEMON_JAVA_OPTS": f"{self._marker(name)} {executor_java_options()}",
+            }
+        )
         log = self.state_dir / f"{name}.log"
         with log.open("ab") as out:
             out.write(f"--- workbench starting Spark {name} at {datetime.now()}\n".encode())

@@ -36,6 +36,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import JsonDict
 
 from workbench.exceptions import SpecError
 from workbench.resources import Resources
@@ -48,14 +49,36 @@ class _Model(BaseModel):
 class Policy(_Model):
     """How the supervisor treats a job's runs."""
 
-    max_failures: int = Field(default=5, ge=1)
-    backoff_s: float = Field(default=2.0, ge=0)
-    backoff_max_s: float = Field(default=60.0, ge=0)
-    healthy_after_s: float = Field(default=60.0, ge=0)
-    stop_grace_s: float = Field(default=60.0, ge=0)
-    kill_grace_s: float = Field(default=10.0, ge=0)
-    heartbeat_timeout_s: float = Field(default=30.0, gt=0)
-    lagging_offsets: int = Field(default=100_000, ge=0)
+    max_failures: int = Field(
+        default=5, ge=1, description="Failed runs in a row before the job is `FAILED`."
+    )
+    backoff_s: float = Field(
+        default=2.0,
+        ge=0,
+        description="Wait before retrying: `backoff_s * 2^(failures-1)`, at most backoff_max_s.",
+    )
+    backoff_max_s: float = Field(
+        default=60.0, ge=0, description="The longest wait before retrying."
+    )
+    healthy_after_s: float = Field(
+        default=60.0,
+        ge=0,
+        description="A run alive this long and `RUNNING` clears the failure count.",
+    )
+    stop_grace_s: float = Field(
+        default=60.0, ge=0, description="Stop: `STOP` file, then SIGTERM after this many seconds."
+    )
+    kill_grace_s: float = Field(
+        default=10.0,
+        ge=0,
+        description="Seconds after SIGTERM before SIGKILL to the run's process group.",
+    )
+    heartbeat_timeout_s: float = Field(
+        default=30.0, gt=0, description="A run silent this long is killed as hung (a failure)."
+    )
+    lagging_offsets: int = Field(
+        default=100_000, ge=0, description="`LAGGING` above this many offsets behind the latest."
+    )
 
     def backoff(self, failures: int) -> float:
         """Seconds to wait before the next attempt after ``failures`` failures in a row."""
@@ -67,22 +90,38 @@ class Cluster(_Model):
     standalone ``spark://host:port`` (``spark://h1:p,h2:p`` with standby masters), or
     ``yarn`` / ``k8s://https://host:443`` with their settings in ``conf``."""
 
-    master: str = "local[2]"
-    teams: list[str] | None = None  # None: every team may use it
-    #: 1: each job is its own process and Spark driver. N > 1: the jobs of one team on this
-    #: cluster share Spark applications, up to N streaming queries each
-    #: (:mod:`workbench.jobs.hosting`: less memory and CPU a job, less isolation)
-    jobs_per_app: int = Field(default=1, ge=1)
-    #: a job's parallelism unless its spec's ``resources:`` says otherwise
-    resources: Resources = Field(default_factory=Resources)
-    #: extra Spark settings of every job on the cluster (a spec's spark_conf wins)
-    conf: dict[str, str] = Field(default_factory=dict)
-    #: the cluster a job moves to when this one's master stops answering
-    #: (:mod:`workbench.jobs.reschedule`); None: jobs stay and back off
-    standby: str | None = None
-    #: seconds the master may go unanswering before its jobs move to ``standby``
-    unreachable_after_s: float = Field(default=10.0, gt=0)
-    description: str = ""
+    master: str = Field(
+        default="local[2]", description="`local[N]`, `spark://host:port`, `yarn`, `k8s://...`."
+    )
+    teams: list[str] | None = Field(
+        default=None, description="The teams that may use it (unset: every team)."
+    )
+    jobs_per_app: int = Field(
+        default=1,
+        ge=1,
+        description="1: each job is its own process and Spark driver. N > 1: the jobs of one "
+        "team on this cluster share Spark applications, up to N streaming queries each "
+        "(`workbench.jobs.hosting`: less memory and CPU a job, less isolation).",
+    )
+    resources: Resources = Field(
+        default_factory=Resources,
+        description="A job's parallelism unless its spec's `resources:` says otherwise.",
+    )
+    conf: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra Spark settings of every job on the cluster (a spec's spark_conf wins).",
+    )
+    standby: str | None = Field(
+        default=None,
+        description="The cluster a job moves to when this one's master stops answering "
+        "(`workbench.jobs.reschedule`); unset: jobs stay and back off.",
+    )
+    unreachable_after_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds the master may go unanswering before its jobs move to `standby`.",
+    )
+    description: str = Field(default="", description="Free text.")
 
     @property
     def shared(self) -> bool:
@@ -99,17 +138,30 @@ class Cluster(_Model):
 class Alerting(_Model):
     """How the supervising process evaluates health rules and delivers notifications."""
 
-    #: a failed delivery is retried after retry_s * 2^(attempts-1) s, at most retry_max_s
-    retry_s: float = Field(default=5.0, gt=0)
-    retry_max_s: float = Field(default=300.0, gt=0)
-    #: the dispatcher looks for due notifications this often
-    dispatch_s: float = Field(default=0.5, gt=0)
-    #: seconds one delivery may take before it counts as failed
-    timeout_s: float = Field(default=10.0, gt=0)
-    #: the window over which no_data, no_sink_write and the ratios are measured
-    health_window_s: float = Field(default=60.0, gt=0)
-    #: hours a delivered (or silenced) notification is kept once its alert stopped firing
-    retention_h: float = Field(default=120.0, gt=0)
+    retry_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="A failed delivery is retried after retry_s * 2^(attempts-1) s, at most "
+        "retry_max_s.",
+    )
+    retry_max_s: float = Field(default=300.0, gt=0, description="The longest retry wait.")
+    dispatch_s: float = Field(
+        default=0.5, gt=0, description="The dispatcher looks for due notifications this often."
+    )
+    timeout_s: float = Field(
+        default=10.0, gt=0, description="Seconds one delivery may take before it fails."
+    )
+    health_window_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="The window over which no_data, no_sink_write and the ratios are measured.",
+    )
+    retention_h: float = Field(
+        default=120.0,
+        gt=0,
+        description="Hours a delivered (or silenced) notification is kept once its alert "
+        "stopped firing.",
+    )
 
 
 #: security options whose value is a secret: a service config holds a reference to it only
@@ -121,17 +173,26 @@ class KafkaCluster(_Model):
     """A Kafka cluster jobs read (``kafka_clusters: {NAME: ...}``); a spec's
     ``streams[i].cluster: NAME`` reads through it (:mod:`workbench.jobs.kafka_clusters`)."""
 
-    #: the cluster's brokers, ``host:port,host:port``
-    bootstrap_servers: str = Field(min_length=1)
-    #: Kafka client options for every connection to it (``security.protocol``,
-    #: ``sasl.mechanism``, ``sasl.jaas.config``, ``ssl.truststore.location``...); a secret's
-    #: value is a reference (``${env:NAME}``, ``${file:PATH}``) resolved only in the job
-    security: dict[str, str] = Field(default_factory=dict)
-    #: the cluster mirroring this one's topics, where its jobs fail over to
-    standby: str | None = None
-    #: seconds this cluster may stay unreachable before its jobs fail over to ``standby``
-    failover_after_s: float = Field(default=60.0, gt=0)
-    description: str = ""
+    bootstrap_servers: str = Field(
+        min_length=1, description="The cluster's brokers, `host:port,host:port`."
+    )
+    security: dict[str, str] = Field(
+        default_factory=dict,
+        description="Kafka client options for every connection to it (`security.protocol`, "
+        "`sasl.mechanism`, `sasl.jaas.config`, `ssl.truststore.location`...); a secret's "
+        "value is a reference (`${env:NAME}`, `${file:PATH}`) resolved only in the job.",
+    )
+    standby: str | None = Field(
+        default=None,
+        description="The cluster mirroring this one's topics, where its jobs fail over to.",
+    )
+    failover_after_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Seconds this cluster may stay unreachable before its jobs fail over to "
+        "`standby`.",
+    )
+    description: str = Field(default="", description="Free text.")
 
     @field_validator("security")
     @classmethod
@@ -161,28 +222,42 @@ class QualityAuto(_Model):
     """``quality:``: a quality job (``kind: quality``) made for each topic matching
     ``topic_pattern`` that has none yet (:mod:`workbench.quality.auto`)."""
 
-    #: a regex; a matching topic's job is named ``name_prefix`` + the topic
-    topic_pattern: str
-    #: the protobuf message the topics hold
-    message: str
-    #: a ``kafka_clusters`` name (its bootstrap servers), or ``bootstrap_servers``
-    cluster: str | None = None
-    bootstrap_servers: str | None = None
-    team: str = "default"
-    event_timestamp_field: str = "event_timestamp"
-    window: str = "10m"
-    allowed_lateness: str = "30m"
-    late_after: str = "1m"
-    business_key: str | None = None
-    #: sinks as in a spec; ``{topic}`` in a text value is the topic's name
-    sinks: list[dict[str, Any]] = Field(default_factory=list)
-    #: alert rules as in a spec
-    alerts: list[dict[str, Any]] = Field(default_factory=list)
-    #: the Spark cluster of the jobs (the team's default if unset)
-    spark_cluster: str | None = None
-    name_prefix: str = "quality-"
-    #: how often the topics are listed
-    every_s: float = Field(default=30.0, gt=0)
+    topic_pattern: str = Field(
+        description="A regex; a matching topic's job is named `name_prefix` + the topic."
+    )
+    message: str = Field(description="The protobuf message the topics hold.")
+    cluster: str | None = Field(
+        default=None,
+        description="A `kafka_clusters` name (its bootstrap servers), or `bootstrap_servers`.",
+    )
+    bootstrap_servers: str | None = Field(default=None, description="The topics' brokers.")
+    team: str = Field(default="default", description="The team owning the jobs.")
+    event_timestamp_field: str = Field(
+        default="event_timestamp", description="The messages' event time field."
+    )
+    window: str = Field(default="10m", description="Event-time window.")
+    allowed_lateness: str = Field(
+        default="30m",
+        description="How far behind the largest event time seen a window still takes records.",
+    )
+    late_after: str = Field(
+        default="1m", description="A record published more than this after its event time is late."
+    )
+    business_key: str | None = Field(
+        default=None, description="A message field; duplicates by it are counted too."
+    )
+    sinks: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Sinks as in a spec; `{topic}` in a text value is the topic's name.",
+    )
+    alerts: list[dict[str, Any]] = Field(
+        default_factory=list, description="Alert rules as in a spec."
+    )
+    spark_cluster: str | None = Field(
+        default=None, description="The Spark cluster of the jobs (unset: the team's default)."
+    )
+    name_prefix: str = Field(default="quality-", description="The jobs' name prefix.")
+    every_s: float = Field(default=30.0, gt=0, description="How often the topics are listed.")
 
     @field_validator("topic_pattern")
     @classmethod
@@ -206,31 +281,67 @@ def _default_clusters() -> dict[str, Cluster]:
     return {"local": Cluster()}
 
 
+#: Marks the keys of :class:`ServiceConfig` that are not a ``service.yaml`` key of users
+#: (the state folder is the file's own; tests swap in a stand-in job program).
+INTERNAL: JsonDict = {"internal": True}
+
+
 class ServiceConfig(_Model):
-    state_dir: Path
-    database_url: str = ""
-    teams_file: Path | None = None
-    tokens: dict[str, str] = Field(default_factory=dict)
-    tokens_file: Path | None = None
-    clusters: dict[str, Cluster] = Field(default_factory=_default_clusters)
-    kafka_clusters: dict[str, KafkaCluster] = Field(default_factory=dict)
-    policy: Policy = Field(default_factory=Policy)
-    #: team-wide notifiers: {team: {name: notifier config}}; a spec's own come first
-    notifiers: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
-    alerting: Alerting = Field(default_factory=Alerting)
-    #: quality jobs made automatically for new topics (none unless set)
-    quality: QualityAuto | None = None
-    #: the service's address in notification links (default: where it listens)
-    external_url: str = ""
-    heartbeat_s: float = Field(default=2.0, gt=0)
+    state_dir: Path = Field(description="The state folder.", json_schema_extra=INTERNAL)
+    database_url: str = Field(
+        default="",
+        description="SQLAlchemy URL of the service's database (unset: "
+        "`sqlite:///STATE/workbench.db`).",
+    )
+    teams_file: Path | None = Field(
+        default=None,
+        description="YAML `{admins: [user...], teams: {team: [user...]}, "
+        "viewers: {user: [area...]}}` (unset: single-user mode).",
+    )
+    tokens: dict[str, str] = Field(
+        default_factory=dict, description="API tokens of `workbench serve`: `{token: user}`."
+    )
+    tokens_file: Path | None = Field(
+        default=None, description="API tokens `{token: user}` from a YAML file."
+    )
+    clusters: dict[str, Cluster] = Field(
+        default_factory=_default_clusters,
+        description="The Spark clusters jobs run on, by name.",
+        json_schema_extra={"shown_default": "`{local: {master: local[2]}}`"},
+    )
+    kafka_clusters: dict[str, KafkaCluster] = Field(
+        default_factory=dict, description="The Kafka clusters jobs read, by name."
+    )
+    policy: Policy = Field(default_factory=Policy, description="How the supervisor treats runs.")
+    notifiers: dict[str, dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Team-wide notifiers: {team: {name: notifier config}}; a spec's own "
+        "come first.",
+    )
+    alerting: Alerting = Field(
+        default_factory=Alerting, description="Health rules and notification delivery."
+    )
+    quality: QualityAuto | None = Field(
+        default=None,
+        description="Quality jobs made automatically for new topics (none unless set).",
+    )
+    external_url: str = Field(
+        default="",
+        description="The service's address in notification links (unset: where it listens).",
+    )
+    heartbeat_s: float = Field(
+        default=2.0, gt=0, description="How often a job process writes its heartbeat."
+    )
     # Internal: the supervisor's tick and the command that runs one job (the run folder is
     # appended); tests swap in a stand-in job program.
-    tick_s: float = Field(default=0.5, gt=0)
+    tick_s: float = Field(default=0.5, gt=0, json_schema_extra=INTERNAL)
     runner_command: list[str] = Field(
-        default_factory=lambda: [sys.executable, "-m", "workbench.jobs.runner"]
+        default_factory=lambda: [sys.executable, "-m", "workbench.jobs.runner"],
+        json_schema_extra=INTERNAL,
     )
     host_command: list[str] = Field(
-        default_factory=lambda: [sys.executable, "-m", "workbench.jobs.host"]
+        default_factory=lambda: [sys.executable, "-m", "workbench.jobs.host"],
+        json_schema_extra=INTERNAL,
     )
 
     @field_validator("notifiers", mode="before")

@@ -48,6 +48,7 @@ from workbench.jobs.lag import BrokerLag
 from workbench.jobs.lease import Lease
 from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
 from workbench.kinds import kind_of
+from workbench.settings import set_default
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -373,7 +374,7 @@ def process_main(argv: list[str] | None, usage: str, make: Callable[[Path], Any]
     if len(args) != 1:
         print(f"usage: {usage}", file=sys.stderr)
         return 2
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    set_default("PYTHONUNBUFFERED", "1")
     process = make(Path(args[0]).resolve())
     on_signals(process.stop_soon)
     return int(process.run())

@@ -13,7 +13,6 @@ use waits for it), with the workbench's jars and UDFs, on ``$WORKBENCH_SPARK_MAS
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -22,11 +21,12 @@ from pathlib import Path
 
 from workbench.exceptions import SetupError
 from workbench.paths import shipped
+from workbench.settings import env_var, variable
 
 KERNEL_NAME = "dagger-workbench"
 DISPLAY_NAME = "Dagger Workbench (PySpark)"
 #: Settings a kernel inherits from the installing shell when they are set there.
-INHERITED_ENV = ("WORKBENCH_HOME", "WORKBENCH_SPARK_MASTER", "WORKBENCH_SPARK_LOG", "JAVA_HOME")
+INHERITED_ENV = tuple(variable(s) for s in ("home", "spark_master", "spark_log", "java_home"))
 
 
 def kernel_spec(
@@ -37,10 +37,10 @@ def kernel_spec(
     spec = json.loads(template.read_text(encoding="utf-8"))
     python = python or sys.executable
     spec["argv"] = [python if arg == "{python}" else arg for arg in spec["argv"]]
-    inherited = {k: os.environ[k] for k in INHERITED_ENV if os.environ.get(k)}
+    inherited = {k: v for k in INHERITED_ENV if (v := env_var(k))}
     spec["env"] = {**spec.get("env", {}), **inherited, **(env or {})}
     if master:
-        spec["env"]["WORKBENCH_SPARK_MASTER"] = master
+        spec["env"][variable("spark_master")] = master
     return spec
 
 

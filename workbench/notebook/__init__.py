@@ -26,9 +26,7 @@ from __future__ import annotations
 
 from workbench.notebook.api import (  # noqa: F401 (the notebook API)
     APP_NAME,
-    BOOTSTRAP_ENV,
     DEFAULT_LAST,
-    JIT_ENV,
     START_ENV,
     Schema,
     SparkLog,

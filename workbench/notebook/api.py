@@ -3,7 +3,6 @@ re-exports it): streams, schemas, samples, previews, promote, and the kernel's S
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import SparkStartError, UnknownNameError
 from workbench.paths import promote_folder
+from workbench.settings import settings, variable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,15 +22,14 @@ if TYPE_CHECKING:
     from workbench.schemas.registry import FieldInfo
     from workbench.spec import DaggerSpec, StreamSpec
 
-BOOTSTRAP_ENV = "WORKBENCH_BOOTSTRAP_SERVERS"
 #: ``background`` (default): the kernel starts Spark as it loads; ``on-use``: at first use.
-START_ENV = "WORKBENCH_SPARK_START"
+START_ENV = variable("spark_start")
 APP_NAME = "dagger-workbench-notebook"
-#: ``quick`` (default): the kernel's driver JVM compiles with the C1 JIT only; ``full``: C2
-#: too. A kernel runs previews over samples, where C2's compile time never pays back: the
-#: first ``%%dagger`` of a cold kernel took 5.6 s instead of 8.2 s, a warm one 0.27 s instead
-#: of 0.36 s (docs/benchmarks.md). Long streams in a kernel run faster with ``full``.
-JIT_ENV = "WORKBENCH_KERNEL_JIT"
+#: ``$WORKBENCH_KERNEL_JIT`` (:attr:`workbench.settings.Settings.kernel_jit`): ``quick``
+#: (default): the kernel's driver JVM compiles with the C1 JIT only; ``full``: C2 too. A
+#: kernel runs previews over samples, where C2's compile time never pays back: the first
+#: ``%%dagger`` of a cold kernel took 5.6 s instead of 8.2 s, a warm one 0.27 s instead of
+#: 0.36 s (docs/benchmarks.md). Long streams in a kernel run faster with ``full``.
 DEFAULT_LAST = 1000
 
 #: The current sample of each table: what previews and ``%%dagger`` run over.
@@ -70,10 +69,11 @@ def spark() -> SparkSession:
 
 
 def _session() -> SparkSession:
-    """The kernel's session: Spark's own but for the driver JVM's JIT (:data:`JIT_ENV`)."""
+    """The kernel's session: Spark's own but for the driver JVM's JIT
+    (``$WORKBENCH_KERNEL_JIT``)."""
     from workbench.runtime.spark import driver_java_options, session
 
-    quick = os.environ.get(JIT_ENV, "quick").strip().lower() != "full"
+    quick = settings().kernel_jit == "quick"
     options = driver_java_options(quick_jit=quick)
     return session(app_name=APP_NAME, conf={"spark.driver.extraJavaOptions": options})
 
@@ -84,7 +84,7 @@ def start_spark() -> None:
     ``$WORKBENCH_SPARK_START=on-use`` leaves the start to the first use."""
     from workbench.runtime.spark_start import BackgroundStart
 
-    if _state["start"] is not None or os.environ.get(START_ENV, "").strip() == "on-use":
+    if _state["start"] is not None or settings().spark_start == "on-use":
         return
     _log_to_file()
     start = BackgroundStart(_start, what="Spark", after=_warm_up)
@@ -160,7 +160,7 @@ def connect(servers: str | None) -> None:
 
 
 def bootstrap_for(stream: StreamSpec) -> str:
-    return _state["bootstrap"] or os.environ.get(BOOTSTRAP_ENV) or stream.bootstrap_servers
+    return _state["bootstrap"] or settings().bootstrap_servers or stream.bootstrap_servers
 
 
 def use(spec: DaggerSpec | str | Path) -> DaggerSpec:
@@ -377,7 +377,7 @@ def _record(new_preview: bool = False) -> None:
     """In promote mode, record the spec, and a preview just made (:mod:`.promoting`)."""
     from workbench.notebook import promoting
 
-    servers = _state["bootstrap"] or os.environ.get(BOOTSTRAP_ENV)
+    servers = _state["bootstrap"] or settings().bootstrap_servers
     promoting.record(current_spec(), servers, last_preview(), _state["given"], new_preview, spark)
 
 

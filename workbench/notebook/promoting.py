@@ -23,7 +23,6 @@ Outside promote mode nothing is recorded. In promote mode a streaming job refuse
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -37,9 +36,9 @@ from workbench.promote import (
     REPLAY_ROWS,
     ROWS_FILE,
     SAMPLES_DIR,
-    SESSION_ENV,
     SPEC_FILE,
 )
+from workbench.settings import settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -150,7 +149,7 @@ def notebook_path(notebook: str | Path | None) -> Path:
     notebook when Jupyter names it (``$JPY_SESSION_NAME``); refuses clearly otherwise."""
     if folder() is not None:
         raise PromoteError("wb.promote() ran during promote: remove it from the notebook")
-    chosen = notebook or os.environ.get(SESSION_ENV)
+    chosen = notebook or settings().session_name
     if not chosen:
         raise PromoteError(
             "give the notebook file to promote, e.g. wb.promote('my-dagger.ipynb', "

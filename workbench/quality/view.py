@@ -37,10 +37,11 @@ def from_query(
 ) -> tuple[str, str | None, float | None]:
     """``source``, ``topic`` and ``hours``, each replaced by the query string's value when it
     has one (``query``: Voila's ``$QUERY_STRING`` when None)."""
-    import os
     from urllib.parse import parse_qs
 
-    given = parse_qs(os.environ.get("QUERY_STRING", "") if query is None else query)
+    from workbench.settings import settings
+
+    given = parse_qs(settings().query_string if query is None else query)
     hours_given = given.get("hours", [""])[0]
     return (
         given.get("source", [source])[0],

@@ -22,13 +22,13 @@ without it.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from pathlib import Path
 
 from workbench.paths import subdir
+from workbench.settings import settings, variable
 
-ENV = "WORKBENCH_JVM_ARCHIVE"
+ENV = variable("jvm_archive")
 
 
 def path() -> Path:
@@ -46,13 +46,13 @@ def path() -> Path:
 
 
 def _java_bin() -> str | None:
-    home = os.environ.get("JAVA_HOME")
-    return str(Path(home) / "bin") if home else None
+    home = settings().java_home
+    return str(home / "bin") if home else None
 
 
 def java_options() -> str:
     """The driver's JVM option that maps the archive, or "" (none made, or turned off)."""
-    if os.environ.get(ENV, "").strip().lower() == "off":
+    if settings().jvm_archive == "off":
         return ""
     archive = path()
     return f"-XX:SharedArchiveFile={archive}" if archive.is_file() else ""

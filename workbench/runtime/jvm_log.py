@@ -22,7 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-ENV = "WORKBENCH_SPARK_LOG"
+from workbench.settings import settings, variable
+
+ENV = variable("spark_log")
 STDERR = "stderr"
 #: PySpark's Python loggers that print Java stacks on stderr.
 PYSPARK_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
@@ -36,7 +38,7 @@ def to_file(path: str | Path | None = None) -> Path | None:
     """Send the output of a JVM started from now on to ``path`` (default: this process's
     file under ``$WORKBENCH_HOME/logs``), unless ``$WORKBENCH_SPARK_LOG`` says otherwise.
     Returns the file, or None when the output stays on stderr."""
-    chosen = os.environ.get(ENV, "").strip()
+    chosen = settings().spark_log
     if chosen == STDERR:
         _state["file"] = None
     elif chosen:
@@ -57,7 +59,7 @@ def current() -> Path | None:
     ``$WORKBENCH_SPARK_LOG`` when it names a file (the CLI)."""
     if "file" in _state:
         return _state["file"]
-    chosen = os.environ.get(ENV, "").strip()
+    chosen = settings().spark_log
     return Path(chosen).expanduser() if chosen and chosen != STDERR else None
 
 
@@ -96,7 +98,7 @@ def hush_pyspark_loggers() -> None:
     asks for them, and are off otherwise (the CLI)."""
     from pyspark.logger import PySparkLogger
 
-    asked = os.environ.get(ENV, "").strip() == STDERR
+    asked = settings().spark_log == STDERR
     for name in PYSPARK_LOGGERS:
         logger = PySparkLogger.getLogger(name)
         routed = any(isinstance(h, logging.FileHandler) for h in logger.handlers)

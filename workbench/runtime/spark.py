@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 from workbench.paths import PACKAGE_DIR, subdir
 from workbench.runtime import jvm_log
 from workbench.runtime.spark_start import StartTimes
+from workbench.settings import set_default
+from workbench.settings import settings as environment
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -85,10 +87,9 @@ def jars() -> list[str]:
 #: kernel, ``workbench validate``), whose code never runs long enough for C2's compile
 #: time to pay back (docs/benchmarks.md). Long streams need C2: jobs keep both compilers.
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
-#: ``quick``: every driver JVM the workbench starts compiles with :data:`QUICK_JIT` unless
-#: told otherwise (the test suite sets it: its jobs run seconds over small data);
-#: ``full`` (default): both compilers.
-JIT_ENV = "WORKBENCH_JIT"
+#: ``$WORKBENCH_JIT`` (:attr:`workbench.settings.Settings.jit`) ``quick``: every driver JVM
+#: the workbench starts compiles with :data:`QUICK_JIT` unless told otherwise (the test
+#: suite sets it: its jobs run seconds over small data); ``full`` (default): both compilers.
 
 
 #: The garbage collector of every Spark JVM the workbench starts: the parallel (throughput)
@@ -105,7 +106,7 @@ GC = "-XX:+UseParallelGC"
 def driver_java_options(quick_jit: bool | None = None) -> str:
     """The driver JVM's options: UTC, the log4j configuration, :data:`GC`, the class archive
     (:mod:`workbench.runtime.jvm_archive`) when there is one, and :data:`QUICK_JIT` if asked
-    (``None``: as :data:`JIT_ENV` says)."""
+    (``None``: as ``$WORKBENCH_JIT`` says)."""
     from workbench.runtime.jvm_archive import java_options
 
     if quick_jit is None:
@@ -115,13 +116,13 @@ def driver_java_options(quick_jit: bool | None = None) -> str:
 
 
 def quick_jit_asked() -> bool:
-    """Whether :data:`JIT_ENV` asks every JVM the workbench starts for :data:`QUICK_JIT`."""
-    return os.environ.get(JIT_ENV, "full").strip().lower() == "quick"
+    """Whether ``$WORKBENCH_JIT`` asks every JVM the workbench starts for :data:`QUICK_JIT`."""
+    return environment().jit == "quick"
 
 
 def executor_java_options() -> str:
     """The executors' JVM options: UTC, :data:`GC`, and :data:`QUICK_JIT` when
-    :data:`JIT_ENV` asks (a standalone cluster's executors; ``local`` runs its tasks in the
+    ``$WORKBENCH_JIT`` asks (a standalone cluster's executors; ``local`` runs its tasks in the
     driver)."""
     return f"-Duser.timezone=UTC {GC}{f' {QUICK_JIT}' if quick_jit_asked() else ''}"
 
@@ -156,13 +157,13 @@ def _start(master: str | None, app_name: str, conf: Mapping[str, str] | None) ->
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers use this interpreter
+    set_default("PYSPARK_PYTHON", sys.executable)  # workers use this interpreter
     times = StartTimes()
     with times.phase("jars"):
         settings = {
             **DEFAULT_CONF,
             "spark.app.name": app_name,
-            "spark.master": master or os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"),
+            "spark.master": master or environment().spark_master,
             "spark.jars": ",".join(jars()),
             "spark.driver.extraJavaOptions": driver_java_options(),
             "spark.executor.extraJavaOptions": executor_java_options(),
@@ -183,7 +184,7 @@ def _start(master: str | None, app_name: str, conf: Mapping[str, str] | None) ->
         for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel(os.environ.get("WORKBENCH_SPARK_LOG_LEVEL", level))
+        spark.sparkContext.setLogLevel(environment().spark_log_level or level)
     with times.phase("UDFs"):
         from workbench.udfs import UDFS
 

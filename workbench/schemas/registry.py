@@ -26,6 +26,7 @@ from google.protobuf.message import DecodeError
 from workbench.exceptions import SchemaError, UnknownNameError
 from workbench.paths import subdir
 from workbench.schemas.compiler import compile_protos
+from workbench.settings import settings
 
 BUNDLED_PROTOS = Path(__file__).resolve().parent / "protos"
 DESCRIPTOR_SUFFIXES = (".desc", ".pb")
@@ -144,7 +145,7 @@ class SchemaRegistry:
 
 def default_registry(refresh: bool = False) -> SchemaRegistry:
     """The bundled demo schemas plus the folders in ``$WORKBENCH_SCHEMAS`` (os.pathsep list)."""
-    extra = tuple(p for p in os.environ.get("WORKBENCH_SCHEMAS", "").split(os.pathsep) if p)
+    extra = settings().schemas
     if refresh:
         _registry_for.cache_clear()
     return _registry_for(extra)

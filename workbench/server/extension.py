@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -34,9 +33,7 @@ from workbench.server.handlers import ApiHandler, rules
 from workbench.server.identity import Caller, Identify, local_user
 from workbench.server.pages import page_rules
 from workbench.server.promotions import Promotions
-
-#: Environment variable naming the state folder when the trait is not set.
-STATE_ENV = "WORKBENCH_SERVICE_STATE"
+from workbench.settings import settings as environment
 
 
 class WorkbenchService(Configurable):
@@ -105,10 +102,8 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     from workbench.service.job_service import JobService
 
     settings = WorkbenchService(parent=serverapp)
-    state = settings.state_dir or os.environ.get(STATE_ENV) or None
-    config = ServiceConfig.load(
-        Path(state) if state else None, Path(settings.config_file) if settings.config_file else None
-    )
+    state = Path(settings.state_dir) if settings.state_dir else environment().service_state
+    config = ServiceConfig.load(state, Path(settings.config_file) if settings.config_file else None)
     service = JobService(config)
     if settings.supervise:
         _supervise(service, serverapp)

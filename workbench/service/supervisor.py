@@ -61,6 +61,7 @@ from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
 from workbench.quality.auto import QualityAuto
 from workbench.schemas.versions import SchemaVersions
+from workbench.settings import child_env, variable
 
 if TYPE_CHECKING:
     from workbench.service.job_service import JobService
@@ -405,4 +406,4 @@ class Supervisor:
     def _env() -> dict[str, str]:
         from workbench.paths import home
 
-        return {**os.environ, "WORKBENCH_HOME": str(home())}
+        return child_env({variable("home"): str(home())})

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.durations import spark_interval
+from workbench.rowtime import with_rowtime
 from workbench.runtime.jvm_log import hush_pyspark_loggers
 from workbench.sql import Translation, translate
 from workbench.sql.analysis import to_sql_error
@@ -55,8 +56,6 @@ def build(
     ``watermark_delay_ms`` sets the event-time watermark on streaming inputs.
     """
     from pyspark.errors import AnalysisException
-
-    from workbench.rowtime import with_rowtime
 
     frames, views = {}, {}
     for item in inputs:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from workbench.exceptions import SpecError
 from workbench.plugins import Plugins
+from workbench.yamlsafe import read_yaml
 
 if TYPE_CHECKING:
     from workbench.quality.spec import QualitySpec
@@ -73,7 +74,6 @@ class Kinds(Plugins[Kind]):
 
     def load(self, path: str | Path) -> AnySpec:
         """The spec file at ``path``, of any kind."""
-        from workbench.yamlsafe import read_yaml
 
         return self.of(read_yaml(path, what="spec")).load(path)
 

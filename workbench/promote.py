@@ -32,7 +32,9 @@ import yaml
 
 from workbench.exceptions import ParityError, PromoteError, UnknownNameError, clip
 from workbench.lab import parity
-from workbench.paths import PROMOTE_DIR_ENV
+from workbench.paths import PROMOTE_DIR_ENV, subdir
+from workbench.runtime.spark import session
+from workbench.spec import load, parse
 
 if TYPE_CHECKING:
     from workbench.spec import DaggerSpec
@@ -235,7 +237,6 @@ def _failure(notebook: Path, out: Path, stderr: str) -> str:
 
 
 def _default_workdir(notebook: Path) -> Path:
-    from workbench.paths import subdir
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     return subdir("promote") / f"{notebook.stem}-{stamp}"
@@ -247,7 +248,6 @@ def _default_workdir(notebook: Path) -> Path:
 def recorded_spec(record: Path, name: str | None, notebook: Path | None = None) -> DaggerSpec:
     """The spec the notebook recorded, validated; renamed to ``name`` when given, else to
     ``notebook``'s file name when the notebook used no spec (:func:`_name_of`)."""
-    from workbench.spec import load, parse
 
     path = record / SPEC_FILE
     if not path.exists():
@@ -321,7 +321,6 @@ def _kernel_replay(record: Path) -> dict[str, Any] | None:
 
 def _replay(spec: Any, record: Path, out: Path) -> dict[str, Any]:
     from workbench.lab.replay import replay_samples
-    from workbench.runtime.spark import session
 
     t0 = time.perf_counter()
     samples = sorted((record / SAMPLES_DIR).glob("*.json"))

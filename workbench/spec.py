@@ -22,6 +22,7 @@ from workbench.exceptions import SpecError, UnknownNameError, clip
 from workbench.resources import Resources
 from workbench.schemas import DEFAULT_RECURSION_DEPTH
 from workbench.sinks.registry import SINKS, SinkConfig
+from workbench.yamlsafe import key_line, read_yaml
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 MAX_NAME = 100  # a dagger's name becomes a folder name (checkpoints, artifacts)
@@ -325,7 +326,6 @@ def parse(data: Any, source: str | None = None) -> DaggerSpec:
 
 def load(path: str | Path) -> DaggerSpec:
     """Read and validate the spec at ``path``; any problem is one :class:`SpecError`."""
-    from workbench.yamlsafe import read_yaml
 
     data = read_yaml(path, what="spec")
     try:
@@ -338,7 +338,6 @@ def load(path: str | Path) -> DaggerSpec:
 
 def located(err: SpecError, path: str | Path) -> SpecError:
     """``err`` naming the line of ``path`` where its key's value starts."""
-    from workbench.yamlsafe import key_line
 
     line = key_line(Path(path).read_text(encoding="utf-8"), err.key)
     return SpecError(err.key, err.message, f"{path}, line {line}" if line else str(path))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import SpecError, UnknownNameError
+from workbench.schemas import default_registry_with, spark_schema
 
 if TYPE_CHECKING:
     from workbench.schemas import SchemaRegistry
@@ -52,7 +53,6 @@ class ResolvedStream:
 
 def registry_for(spec: DaggerSpec) -> SchemaRegistry:
     """The registry ``spec`` decodes with: the default one plus the spec's ``schemas``."""
-    from workbench.schemas import default_registry_with
 
     return default_registry_with(spec.schemas)
 
@@ -63,7 +63,6 @@ def resolve(spec: DaggerSpec, registry: SchemaRegistry | None = None) -> list[Re
 
 
 def _resolve(index: int, stream: StreamSpec, registry: SchemaRegistry) -> ResolvedStream:
-    from workbench.schemas import spark_schema
     from workbench.schemas.sparktypes import decoder_options
 
     key = f"streams[{index}]"

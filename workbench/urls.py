@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from workbench import secrets
 from workbench.exceptions import clip
 
 
@@ -26,7 +27,6 @@ def http_url_problem(value: str) -> str | None:
 def check_http_url(value: str) -> str:
     """``value`` if it is an http(s) URL; ValueError (for pydantic validators) if not. A
     value holding a secret reference (``${env:..}``) is checked once the job resolved it."""
-    from workbench import secrets
 
     if secrets.references(value):
         return value

@@ -34,9 +34,11 @@ from sqlalchemy.orm import Session
 
 from workbench.alertmanager import outbox, silences
 from workbench.alertmanager.rulebook import RuleBook
+from workbench.exceptions import NotifyError, did_you_mean
 from workbench.jobs.alert_tables import PENDING, SENT, SILENCED, SKIPPED, AlertRow, OutboxRow
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, now
+from workbench.notify.registry import NOTIFIERS, Notification, deliver
 
 LOG = logging.getLogger(__name__)
 REPEAT_EVERY_S = 5.0
@@ -137,8 +139,6 @@ class Dispatcher:
         return True
 
     def _deliver(self, receiver: str, config: dict | None, known: list[str], note: Any) -> None:
-        from workbench.exceptions import NotifyError, did_you_mean
-        from workbench.notify.registry import NOTIFIERS, deliver
 
         if config is None:
             raise NotifyError(
@@ -221,7 +221,6 @@ def _repeat_due(last: OutboxRow | None, repeat_ms: int, muted: bool) -> bool:
 def _notification(payloads: list[dict[str, Any]]) -> Any:
     """One notification of the alerts of ``payloads`` (one-alert notifications of one
     group and receiver)."""
-    from workbench.notify.registry import Notification
 
     first = Notification.from_dict(payloads[0])
     alerts = [a for p in payloads for a in Notification.from_dict(p).alerts]

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from workbench.jobs.alert_tables import PENDING, SENT, AlertRow, OutboxRow
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Job, now
+from workbench.notify.registry import Alert, Notification
 
 if TYPE_CHECKING:
     from workbench.alerts.rules import AlertRule
@@ -58,7 +59,6 @@ def make_alert(
     link: str,
 ) -> Alert:
     """One alert of ``rule`` as notifiers take it (templates rendered)."""
-    from workbench.notify.registry import Alert
 
     return Alert(
         fingerprint=fp,
@@ -80,7 +80,6 @@ def enqueue(
     s: Session, job: Job, rule: AlertRule, alert: Alert, link: str, receivers: Sequence[str]
 ) -> None:
     """One pending row per receiver, due after the rule's ``group_wait``."""
-    from workbench.notify.registry import Notification
 
     due = now() + timedelta(milliseconds=rule.group_wait_ms)
     for receiver in receivers:

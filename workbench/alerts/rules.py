@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from workbench.durations import to_millis
-from workbench.exceptions import SpecError, SqlError, clip, did_you_mean
+from workbench.exceptions import SpecError, SqlError, UnknownNameError, clip, did_you_mean
 from workbench.plugins import Plugins
 
 if TYPE_CHECKING:
@@ -480,7 +480,6 @@ def _registry_check(name: str, item: dict[str, Any]) -> None:
         from workbench.notify.registry import NOTIFIERS
     except ImportError:
         return
-    from workbench.exceptions import UnknownNameError
 
     try:
         model = NOTIFIERS.get(item["type"])

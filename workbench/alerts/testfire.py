@@ -19,6 +19,7 @@ from workbench.alerts.observe import check, observe
 from workbench.alerts.rules import AlertRule, in_job, in_service
 from workbench.alerts.state import Evaluator, Transition
 from workbench.exceptions import WorkbenchError, clip
+from workbench.notify.registry import NOTIFIERS, Alert, Notification, deliver
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,7 +128,6 @@ def rules_of(spec: DaggerSpec | None, rules: Sequence[AlertRule | dict] | None) 
 def send(test: AlertTest, spec: DaggerSpec, out: Any = print) -> int:
     """Deliver each transition to its rule's notifiers (the spec's ``notifiers``), marked
     as a test; how many notifications were sent."""
-    from workbench.notify.registry import NOTIFIERS, deliver
 
     configs = {name: NOTIFIERS.config(data) for name, data in spec.notifiers.items()}
     sent = 0
@@ -147,7 +147,6 @@ def send(test: AlertTest, spec: DaggerSpec, out: Any = print) -> int:
 
 
 def _notification(test: AlertTest, spec: DaggerSpec, rule: AlertRule, t: Transition, to: str):
-    from workbench.notify.registry import Alert, Notification
 
     alert = Alert(
         fingerprint=t.fingerprint,

@@ -17,6 +17,7 @@ from importlib import util
 from pathlib import Path
 
 from workbench.exceptions import SetupError
+from workbench.runtime.npm import package_file
 
 MAPBOX_GL = ("mapbox-gl", "1.13.2", "dist/mapbox-gl.css")
 _BUNDLE = Path("nbextension", "static", "index.js")
@@ -44,7 +45,6 @@ def deck_script() -> str:
 
 def basemap_css_path() -> Path:
     """The basemap stylesheet, fetched from npm the first time."""
-    from workbench.runtime.npm import package_file
 
     name, version, member = MAPBOX_GL
     return package_file(name, version, member)

@@ -26,6 +26,8 @@ from typing import Any
 
 from workbench.atlas import places
 from workbench.atlas.areas import service_areas
+from workbench.paths import subdir
+from workbench.runtime.npm import read_member
 
 LAND = ("@geo-maps/countries-coastline-1m", "0.6.0", "map.geo.json")
 #: Degrees of land and places kept around the service areas' bounding box.
@@ -69,7 +71,6 @@ def region() -> Region:
 
 
 def geography_path() -> Path:
-    from workbench.paths import subdir
 
     return subdir("atlas") / f"geography-{region().key}.json"
 
@@ -93,7 +94,6 @@ def geography() -> dict[str, Any]:
 
 
 def build(area: Region) -> dict[str, Any]:
-    from workbench.runtime.npm import read_member
 
     countries = json.loads(read_member(*LAND))["features"]
     land = [f for f in (_clipped_country(c, area) for c in countries) if f is not None]

@@ -19,12 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.atlas import areas, cells, frames, layers, scales
+from workbench.atlas import areas, assets, cells, frames, layers, scales
 from workbench.atlas.areas import ServiceArea, zoom_for
 from workbench.atlas.deck import Deck
 from workbench.atlas.errors import AtlasError
+from workbench.atlas.geography import geography
 from workbench.atlas.page import iframe, legend_html, render_page
+from workbench.atlas.shared import ensure_loaded
 from workbench.atlas.styles import Basemap, basemap
+from workbench.exceptions import SetupError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,7 +62,6 @@ class AtlasMap:
     def html(self, inline: bool = True) -> str:
         """The page: standalone with deck.gl inlined, or (``inline=False``) taking deck.gl
         from the page it is shown in (see :mod:`workbench.atlas.shared`)."""
-        from workbench.atlas import assets
 
         note = f"{self.scale.kind} scale · {len(self.rows):,} cells"
         base = self.basemap
@@ -90,8 +92,6 @@ class AtlasMap:
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
-
-        from workbench.atlas.shared import ensure_loaded
 
         ensure_loaded()
         # raw, not IPython's HTML(): that warns "Consider using IPython.display.IFrame"
@@ -237,8 +237,6 @@ def _deck(
 
 def _geography() -> tuple[dict[str, Any] | None, list[str]]:
     """The bundled geography, or a note saying how to get it."""
-    from workbench.atlas.geography import geography
-    from workbench.exceptions import SetupError
 
     try:
         return geography(), []

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from workbench.atlas import assets
 from workbench.atlas.page import SHARED
+from workbench.paths import subdir
 
 #: Where the Voila template serves the bundle from, under a JUPYTER_PATH root.
 STATIC_MEMBER = Path("voila", "templates", "workbench", "static", "workbench-deck.js")
@@ -64,7 +65,6 @@ def _in_kernel() -> bool:
 def voila_static_root() -> Path:
     """A JUPYTER_PATH root holding the bundle as the ``workbench`` Voila template's static
     file (``{base_url}voila/templates/workbench/static/workbench-deck.js``)."""
-    from workbench.paths import subdir
 
     root = subdir("jupyter")
     target = root / STATIC_MEMBER

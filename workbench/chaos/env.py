@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.dev.broker_cluster import BrokerCluster
+from workbench.dev.kafka import Broker
 from workbench.exceptions import ChaosError
 
 if TYPE_CHECKING:
@@ -64,7 +66,6 @@ class ChaosEnv:
 def brokers_in(state_dir: Path) -> list[Broker]:
     """The brokers whose state ``state_dir`` holds (a cluster's layout, or one broker's
     ``server.properties``), with the ports and advertised port they were started with."""
-    from workbench.dev.broker_cluster import BrokerCluster
 
     cluster = BrokerCluster.existing(state_dir)
     brokers = cluster.brokers if cluster else [_single(state_dir)]
@@ -74,7 +75,6 @@ def brokers_in(state_dir: Path) -> list[Broker]:
 
 
 def _single(state_dir: Path) -> Broker:
-    from workbench.dev.kafka import Broker
 
     settings = _properties(state_dir)
     if "listeners" not in settings:

@@ -16,6 +16,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.chaos.faults import FAULTS
+
 if TYPE_CHECKING:
     from workbench.chaos.env import ChaosEnv
 
@@ -56,7 +58,6 @@ class RevertJournal:
     def replay(self, env: ChaosEnv | None = None) -> list[dict[str, Any]]:
         """Revert every pending fault, newest first; returns those reverted. A revert that
         fails stays pending (and raises) so that the next run tries again."""
-        from workbench.chaos.faults import FAULTS
 
         done = []
         for entry in reversed(self.pending()):

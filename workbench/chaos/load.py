@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.dev.generator import MESSAGES
 from workbench.exceptions import ChaosError
+from workbench.kafka.admin import create_topics
 
 #: what ``--message`` accepts besides an event kind: its message name
 KINDS_BY_MESSAGE = {message: kind for kind, message in MESSAGES.items()}
@@ -111,7 +112,6 @@ def drive(
     ``create_topic=False``: the caller made the topic (a chaos case, before its fault)."""
     from workbench.dev.generator import Generator
     from workbench.dev.producer import publish
-    from workbench.kafka.admin import create_topics
 
     kind = kind_of(plan.message)
     if create_topic:

@@ -21,6 +21,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from workbench.kafka.admin import LOG
+
 if TYPE_CHECKING:
     from workbench.chaos.env import ChaosEnv
 
@@ -76,8 +78,6 @@ class Prober:
 
     def _broker(self) -> dict[str, Any]:
         from confluent_kafka import Consumer, KafkaException, TopicPartition
-
-        from workbench.kafka.admin import LOG
 
         if self._consumer is None:
             conf = {"bootstrap.servers": self.env.bootstrap, "group.id": "chaos-probe"}

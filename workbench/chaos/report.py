@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench.chaos.faults import FAULTS
 from workbench.charts import Series, Span, line_chart, timeline
 
 _CSS = """body{font:14px system-ui,sans-serif;margin:2em auto;max-width:820px;color:#222}
@@ -209,7 +210,6 @@ def _ledger(ledger: dict[str, Any] | None) -> str:
 
 
 def _playbook(result: dict[str, Any]) -> str:
-    from workbench.chaos.faults import FAULTS
 
     used = sorted({r["fault"] for r in result["runs"] if r.get("fault")})
     items = "".join(

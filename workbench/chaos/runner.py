@@ -18,12 +18,14 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from workbench.chaos.blast import resolve
 from workbench.chaos.faults import FAULTS
 from workbench.chaos.interrupts import INTERRUPTS
 from workbench.chaos.journal import RevertJournal
 from workbench.chaos.load import drive
 from workbench.chaos.probes import Prober
 from workbench.exceptions import WorkbenchError
+from workbench.kafka.admin import create_topics
 
 if TYPE_CHECKING:
     from workbench.chaos.env import ChaosEnv
@@ -58,9 +60,6 @@ def run_case(
 ) -> dict[str, Any]:
     """One case (``control``: its load without the fault)."""
     from dataclasses import replace
-
-    from workbench.chaos.blast import resolve
-    from workbench.kafka.admin import create_topics
 
     targets = resolve(env.client, case.blast_radius, env.job, scenario.team, case.cluster)
     env = replace(env, jobs=targets)

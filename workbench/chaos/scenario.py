@@ -43,8 +43,10 @@ from pydantic import (
     model_validator,
 )
 
+from workbench.chaos.faults import FAULTS
 from workbench.durations import to_millis
 from workbench.exceptions import SpecError, did_you_mean
+from workbench.yamlsafe import read_yaml
 
 
 def _seconds(value: Any) -> float:
@@ -99,7 +101,6 @@ class Case(_Strict):
     @field_validator("fault")
     @classmethod
     def _known(cls, value: str) -> str:
-        from workbench.chaos.faults import FAULTS
 
         if value not in FAULTS.names():
             raise ValueError(f"no fault '{value}'.{did_you_mean(value, FAULTS.names())}")
@@ -174,7 +175,6 @@ class Scenario(_Strict):
 
 def load_scenario(path: str | Path) -> Scenario:
     """The scenario in the YAML file at ``path``; a :class:`SpecError` naming the key."""
-    from workbench.yamlsafe import read_yaml
 
     data = read_yaml(path, what="chaos scenario")
     if not isinstance(data, dict):

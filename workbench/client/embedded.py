@@ -18,6 +18,7 @@ from pathlib import Path
 import requests
 
 from workbench.exceptions import ServiceUnreachableError
+from workbench.paths import subdir
 
 #: What ``workbench serve`` records in its state folder: its URL and owner token file.
 SERVICE_FILE = "service.json"
@@ -26,7 +27,6 @@ START_TIMEOUT_S = 60.0
 
 
 def state_dir() -> Path:
-    from workbench.paths import subdir
 
     return subdir("service")
 

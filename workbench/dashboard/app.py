@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench.atlas.areas import ServiceArea, service_area
+from workbench.atlas.map import choropleth
+from workbench.atlas.shared import ensure_loaded
 from workbench.dashboard import snapshot
 from workbench.dashboard.chart import line_chart
 from workbench.dashboard.config import AHEAD_MINUTES, DashboardConfig
@@ -106,8 +108,6 @@ class Dashboard:
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        from workbench.atlas.shared import ensure_loaded
-
         ensure_loaded()  # deck.gl once for the page (Voila's template loads it itself)
         display(self.widget)
 
@@ -158,7 +158,6 @@ class Dashboard:
         return area
 
     def _draw(self, shot: snapshot.Snapshot) -> None:
-        from workbench.atlas.map import choropleth
 
         who = shot.service or "all services"
         title = f"{shot.metric} · {shot.area.name} · {who}"

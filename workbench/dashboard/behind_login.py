@@ -21,6 +21,7 @@ from pathlib import Path
 
 from workbench.dashboard.errors import DashboardLoginError
 from workbench.dashboard.viewers import DASHBOARD
+from workbench.jobs.config import ServiceConfig
 
 #: the dashboard's address under the server's base_url
 DASHBOARD_URL = f"voila/render/{DASHBOARD}"
@@ -38,7 +39,6 @@ class Login:
 
     def check(self) -> None:
         """Fail before starting when no user could log in (the config has no tokens)."""
-        from workbench.jobs.config import ServiceConfig
 
         config = ServiceConfig.load(self.state, self.service_config)
         if not config.all_tokens():

@@ -21,9 +21,11 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
+from workbench.atlas.shared import voila_static_root
 from workbench.dashboard import behind_login
 from workbench.dashboard.behind_login import Login
 from workbench.dashboard.config import DashboardConfig
+from workbench.dashboard.notebook import bundled_path
 from workbench.dashboard.processes import descendants, end_all
 from workbench.settings import settings
 
@@ -55,7 +57,6 @@ def voila_command(notebook: Path, port: int) -> list[str]:
 def environment(config: DashboardConfig, private: Path) -> dict[str, str]:
     """The server's environment: the configuration (a file in the ``private`` folder), and
     the template folders (the template; deck.gl as its static file) on JUPYTER_PATH."""
-    from workbench.atlas.shared import voila_static_root
 
     roots = [str(JUPYTER_DATA), str(voila_static_root())]
     paths = [*roots, *filter(None, [settings().jupyter_path])]
@@ -73,7 +74,6 @@ def start(
     standalone Voila on 127.0.0.1 (no ``login``), or a Jupyter server with Voila's
     extension and ``login``'s users. ``.private`` is the folder holding its configuration,
     for :func:`stop` to remove."""
-    from workbench.dashboard.notebook import bundled_path
 
     private = Path(tempfile.mkdtemp(prefix="workbench-dashboard-"))  # mode 0700
     notebook = notebook or bundled_path()

@@ -20,7 +20,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from workbench import spec as spec_module
+from workbench.dev.kafka import Broker
+from workbench.exceptions import WorkbenchError
+from workbench.kafka.admin import create_topics, delete_topics
 from workbench.paths import subdir
+from workbench.sinks.influx import InfluxConfig
+from workbench.sinks.parquet import ParquetConfig
 
 SPEC = "surge-pricing.yaml"
 TOPIC = "booking-log"
@@ -42,9 +48,6 @@ class DemoOptions:
 
 
 def run_demo(options: DemoOptions) -> int:
-    from workbench import spec as spec_module
-    from workbench.dev.kafka import Broker
-    from workbench.kafka.admin import create_topics, delete_topics
     from workbench.streaming.job import StreamingJob, with_bootstrap
 
     started = time.monotonic()
@@ -79,8 +82,6 @@ def run_demo(options: DemoOptions) -> int:
 
 
 def _demo_spec(spec: Any, folder: Path, options: DemoOptions) -> Any:
-    from workbench.sinks.influx import InfluxConfig
-    from workbench.sinks.parquet import ParquetConfig
 
     sinks: list[Any] = [ParquetConfig(path=str(folder / "parquet"))]
     if options.influx_url:
@@ -137,7 +138,6 @@ CATCH_UP_S = 240
 def _wait_for_windows(job: Any, publisher: _Publisher, parquet: Path, options: DemoOptions):
     """Wait until the publisher is done and Parquet holds every window the final watermark
     closes; returns those expected windows."""
-    from workbench.exceptions import WorkbenchError
 
     while publisher.is_alive():
         job.poll()

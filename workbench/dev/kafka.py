@@ -25,6 +25,7 @@ from workbench.exceptions import SetupError
 from workbench.kafka.admin import admin_client
 from workbench.paths import PACKAGE_DIR, subdir
 from workbench.runtime.maven import fetch
+from workbench.runtime.spark import quick_jit_asked
 from workbench.settings import settings
 
 if TYPE_CHECKING:
@@ -257,7 +258,6 @@ def jvm_options(tool: bool = False) -> tuple[str, ...]:
     """A Kafka JVM's options: a server's :data:`JVM_OPTIONS` (a tool's: none); with
     ``$WORKBENCH_JIT=quick`` (:attr:`workbench.settings.Settings.jit`), the same heap with
     :data:`QUICK_JVM_OPTIONS` instead of G1."""
-    from workbench.runtime.spark import quick_jit_asked
 
     if not quick_jit_asked():
         return () if tool else JVM_OPTIONS

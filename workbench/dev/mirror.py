@@ -31,6 +31,7 @@ from pathlib import Path
 from workbench.dev.detached import Detached
 from workbench.dev.kafka import KAFKA_VERSION, java, jvm_options, tail_lines
 from workbench.exceptions import SetupError
+from workbench.kafka.admin import list_topics
 from workbench.paths import subdir
 from workbench.runtime.maven import fetch
 
@@ -188,7 +189,6 @@ class Mirror:
         return self._process.spawn(cmd, self.log_file, self.state_dir, header)
 
     def _wait_ready(self, pid: int, timeout: float) -> None:
-        from workbench.kafka.admin import list_topics
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -9,11 +9,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from workbench.atlas.assets import fetch_assets
+from workbench.atlas.geography import prepare as map_geography
+from workbench.atlas.shared import voila_static_root
 from workbench.dev.demo import spec_path
+from workbench.dev.kafka import broker_jars
 from workbench.exceptions import SetupError
 from workbench.paths import subdir
 from workbench.runtime import jvm_archive
 from workbench.runtime import spark as workbench_spark
+from workbench.runtime.spark import JAR_PROVIDERS, jar_provider
+from workbench.schemas import default_registry
 from workbench.settings import child_env, variable
 from workbench.streaming.validate import validate
 
@@ -32,12 +38,6 @@ def _step(label: str, action: Callable[[], object]) -> None:
 
 
 def prepare() -> None:
-    from workbench.atlas.assets import fetch_assets
-    from workbench.atlas.geography import prepare as map_geography
-    from workbench.atlas.shared import voila_static_root
-    from workbench.dev.kafka import broker_jars
-    from workbench.runtime.spark import JAR_PROVIDERS, jar_provider
-    from workbench.schemas import default_registry
 
     print("workbench setup")
     for spec in JAR_PROVIDERS:

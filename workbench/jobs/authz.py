@@ -26,12 +26,14 @@ import getpass
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.atlas.areas import service_areas
 from workbench.exceptions import (
     JobForbiddenError,
     JobNotFoundError,
     SpecError,
     ViewerForbiddenError,
 )
+from workbench.yamlsafe import read_yaml
 
 TOP_KEYS = {"admins", "teams", "viewers"}
 
@@ -67,7 +69,6 @@ class Teams:
     def load(cls, path: Path | None) -> Teams | None:
         if path is None:
             return None
-        from workbench.yamlsafe import read_yaml
 
         data = read_yaml(path, what="teams file") or {}
         if not isinstance(data, dict) or not set(data) <= TOP_KEYS:
@@ -102,7 +103,6 @@ class Teams:
 
 def _viewers(data: object, source: str) -> dict[str, frozenset[str]]:
     """``{user: [area...]}`` checked against the known service areas."""
-    from workbench.atlas.areas import service_areas
 
     if not isinstance(data, dict):
         raise SpecError("viewers", "expected a mapping {user: [area...]}", source)

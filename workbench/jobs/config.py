@@ -38,8 +38,18 @@ from pydantic import (
 )
 from pydantic.json_schema import JsonDict
 
-from workbench.exceptions import SpecError
+from workbench import secrets
+from workbench.alerts.rules import NotifierProblem, check_notifiers
+from workbench.exceptions import (
+    JobServiceError,
+    KafkaClusterNotFoundError,
+    SecretError,
+    SpecError,
+    did_you_mean,
+)
+from workbench.paths import home
 from workbench.resources import Resources
+from workbench.yamlsafe import read_yaml
 
 
 class _Model(BaseModel):
@@ -197,8 +207,6 @@ class KafkaCluster(_Model):
     @field_validator("security")
     @classmethod
     def _by_reference(cls, value: dict[str, str]) -> dict[str, str]:
-        from workbench import secrets
-        from workbench.exceptions import SecretError
 
         for key, text in value.items():
             if not _OPTION_KEY.match(key) or key.startswith("kafka."):
@@ -347,7 +355,6 @@ class ServiceConfig(_Model):
     @field_validator("notifiers", mode="before")
     @classmethod
     def _team_notifiers(cls, value: Any) -> dict[str, dict[str, dict[str, Any]]]:
-        from workbench.alerts.rules import NotifierProblem, check_notifiers
 
         if not isinstance(value, dict):
             raise ValueError("expected {team: {notifier name: {type: ..., ...}}}")
@@ -365,7 +372,6 @@ class ServiceConfig(_Model):
     @classmethod
     def _standbys(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         """Each ``standby`` names another cluster of the same list."""
-        from workbench.exceptions import did_you_mean
 
         for name, cluster in value.items():
             if cluster.standby is None:
@@ -389,7 +395,6 @@ class ServiceConfig(_Model):
     def load(cls, state_dir: Path | None = None, config_file: Path | None = None) -> ServiceConfig:
         """The settings of the service keeping its state in ``state_dir``, read from
         ``config_file`` (default ``$STATE/service.yaml``, absent = defaults)."""
-        from workbench.paths import home
 
         state = Path(state_dir) if state_dir else home() / "service"
         state.mkdir(parents=True, exist_ok=True)
@@ -412,7 +417,6 @@ class ServiceConfig(_Model):
 
     def kafka_cluster(self, name: str) -> KafkaCluster:
         """The Kafka cluster called ``name`` (:class:`KafkaClusterNotFoundError` if none)."""
-        from workbench.exceptions import KafkaClusterNotFoundError
 
         if name not in self.kafka_clusters:
             raise KafkaClusterNotFoundError(name, list(self.kafka_clusters))
@@ -424,7 +428,6 @@ class ServiceConfig(_Model):
 
     def cluster(self, name: str | None) -> tuple[str, Cluster]:
         """The cluster called ``name`` (the first one when None)."""
-        from workbench.exceptions import JobServiceError, did_you_mean
 
         if name is None:
             name = next(iter(self.clusters))
@@ -434,7 +437,6 @@ class ServiceConfig(_Model):
 
 
 def _read(path: Path) -> dict:
-    from workbench.yamlsafe import read_yaml
 
     data = read_yaml(path, what="service config")
     if data is None:

@@ -30,7 +30,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench import secrets
 from workbench.exceptions import JobServiceError
+from workbench.jobs import handoff
+from workbench.kafka import mm2 as mm2_checkpoints
+from workbench.yamlsafe import load_text
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -53,8 +57,6 @@ def failover_spec(spec_yaml: str, clusters: dict[str, Any], to: str) -> tuple[st
     ``to``, and the names of the clusters left. A stream of a cluster whose standby is
     ``to`` moves; when none is, every stream of the job's one other cluster moves."""
     import yaml
-
-    from workbench.yamlsafe import load_text
 
     data = load_text(spec_yaml)
     streams = data["streams"]
@@ -128,8 +130,6 @@ def plan_handoff(session: Session, version: Version, config: ServiceConfig) -> d
 
 def _translations(config: ServiceConfig, request: dict) -> Offsets:
     """The job's group offsets MM2 translated onto the mirror, from each failed cluster."""
-    from workbench import secrets
-    from workbench.kafka import mm2 as mm2_checkpoints
 
     mirror = config.kafka_cluster(request["to"])
     options = secrets.resolve(dict(mirror.security))
@@ -148,7 +148,6 @@ def plan_from(checkpoint: Path, spec: Any, translated: Offsets, moved: set[str])
     streams of the tables ``moved`` read a mirror: the handoff rule's floor and start
     offsets, translated for those tables (earliest for a partition without a
     translation; from a time, :func:`start_time_ms`, for a table with none at all)."""
-    from workbench.jobs import handoff
 
     base = handoff.plan(checkpoint, spec, spec)
     starting: dict[str, Any] = {}
@@ -172,7 +171,6 @@ def start_time_ms(checkpoint: Path, spec: Any) -> int:
     open is at or after it, provided the records' Kafka timestamps are their event times
     (producers that set them so, or ``message.timestamp.type=CreateTime`` with event-time
     stamps); the floor drops what is read again, and idempotent sinks absorb the rest."""
-    from workbench.jobs import handoff
 
     last = handoff.committed(checkpoint)[-1]
     window = handoff.grain_ms(spec.sql) or spec.watermark_delay_ms

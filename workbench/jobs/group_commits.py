@@ -18,7 +18,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.exceptions import WorkbenchError
+from workbench.jobs import handoff
 from workbench.jobs.failover import group_of
+from workbench.kafka.identity import LOG
 
 if TYPE_CHECKING:
     from workbench.spec import DaggerSpec, StreamSpec
@@ -40,8 +43,6 @@ class GroupCommits:
 
     def commit(self) -> dict[str, dict[str, dict[str, int]]]:
         """Commit now; returns what was committed ({table: {topic: {partition: offset}}})."""
-        from workbench.exceptions import WorkbenchError
-        from workbench.jobs import handoff
 
         try:
             plan = handoff.plan(self.checkpoint, self.spec, self.spec)
@@ -75,8 +76,6 @@ class GroupCommits:
 
     def _consumer(self, stream: StreamSpec) -> Any:
         from confluent_kafka import Consumer
-
-        from workbench.kafka.identity import LOG
 
         key = stream.bootstrap_servers
         if key not in self._consumers:

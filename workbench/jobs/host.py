@@ -25,6 +25,8 @@ from workbench.exceptions import SparkConfError
 from workbench.jobs.hostdir import HostDir
 from workbench.jobs.rundir import RunConfig, RunDir
 from workbench.jobs.runner import Runner, jvm_ignores_sigterm, process_main
+from workbench.runtime import jvm_log
+from workbench.runtime.spark import new_session, session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -58,7 +60,6 @@ class HostedRun(Runner):
             self._out.close()
 
     def _session(self, spec: DaggerSpec, config: RunConfig) -> SparkSession:
-        from workbench.runtime.spark import new_session
 
         spark = new_session(self.host.session())
         spark.sparkContext.setLocalProperty("spark.scheduler.pool", config.job)
@@ -124,8 +125,6 @@ class Host:
         return 0
 
     def _start_spark(self) -> None:
-        from workbench.runtime import jvm_log
-        from workbench.runtime.spark import session
 
         try:
             jvm_log.to_file(self.dir.log)

@@ -15,15 +15,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from workbench import secrets
+from workbench.exceptions import WorkbenchError
 from workbench.jobs.config import KafkaCluster
+from workbench.kafka.identity import describe
+from workbench.yamlsafe import load_text
 
 
 def bind(spec_yaml: str, clusters: Mapping[str, KafkaCluster]) -> str:
     """``spec_yaml`` with each stream of a configured cluster reading through it; the text
     as it was when no stream names one."""
     import yaml
-
-    from workbench.yamlsafe import load_text
 
     data = load_text(spec_yaml)
     streams = data.get("streams") if isinstance(data, dict) else None
@@ -60,9 +62,6 @@ def view(name: str, cluster: KafkaCluster) -> dict[str, Any]:
 def probe(cluster: KafkaCluster, timeout_s: float = 5.0) -> dict[str, Any]:
     """Whether the cluster answers now, from the service's host and environment:
     ``{reachable, cluster_id, brokers, error}``."""
-    from workbench import secrets
-    from workbench.exceptions import WorkbenchError
-    from workbench.kafka.identity import describe
 
     try:
         options = secrets.resolve(dict(cluster.security))
@@ -77,7 +76,6 @@ def readers(service: Any, who: Any, name: str) -> list[dict[str, Any]]:
     """The jobs ``who`` may see whose current version reads cluster ``name``:
     ``[{job, team, tables}]``."""
     from workbench.jobs import versioning
-    from workbench.yamlsafe import load_text
 
     found = []
     with service.db.session() as s:

@@ -24,8 +24,13 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
+from workbench import secrets
+from workbench.exceptions import KafkaUnreachableError, WorkbenchError
+from workbench.jobs import failover
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, add_event, each_job
+from workbench.jobs.rundir import RunDir
+from workbench.kafka.identity import describe
 
 LOG = logging.getLogger("workbench.jobs.kafka_watch")
 ACTOR = "supervisor"
@@ -34,9 +39,6 @@ ACTOR = "supervisor"
 def answers(bootstrap: str, options: dict[str, str], timeout_s: float) -> bool | None:
     """True: the cluster answers; False: no answer; None: it cannot be asked from here
     (a secret or an option), which is not a reason to fail over."""
-    from workbench import secrets
-    from workbench.exceptions import KafkaUnreachableError, WorkbenchError
-    from workbench.kafka.identity import describe
 
     try:
         describe(bootstrap, secrets.resolve(options), timeout_s)
@@ -115,7 +117,6 @@ class KafkaWatch:
         each_job(self.db, lambda s, job: self._fail_over(s, job, down), "kafka failover")
 
     def _fail_over(self, s: Session, job: Job, down: dict[str, float]) -> None:
-        from workbench.jobs import failover
 
         if job.desired != "running" or not job.current_version:
             return
@@ -146,7 +147,6 @@ def _stop_now(s: Session, job: Job) -> None:
     what it committed; the failover version plans its start from that."""
     from pathlib import Path
 
-    from workbench.jobs.rundir import RunDir
     from workbench.jobs.views import live_run
 
     run = live_run(s, job.id)

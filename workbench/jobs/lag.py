@@ -15,6 +15,8 @@ import threading
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from workbench.kafka.admin import LOG
+
 if TYPE_CHECKING:
     from workbench.spec import StreamSpec
 
@@ -60,8 +62,6 @@ class BrokerLag:
 
     def _consumer(self, stream: StreamSpec) -> Any:
         from confluent_kafka import Consumer
-
-        from workbench.kafka.admin import LOG
 
         key = id(stream)
         if key not in self._consumers:

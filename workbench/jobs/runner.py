@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import secrets
+from workbench.alerts.observe import observe
 from workbench.alerts.rules import in_job
 from workbench.exceptions import LeaseHeldError, SpecError, WorkbenchError
 from workbench.jobs import metrics
@@ -47,8 +48,12 @@ from workbench.jobs.group_commits import GroupCommits
 from workbench.jobs.lag import BrokerLag
 from workbench.jobs.lease import Lease
 from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
-from workbench.kinds import kind_of
+from workbench.kinds import KINDS, kind_of
+from workbench.runtime import jvm_log
+from workbench.runtime.spark import session
+from workbench.runtime.spark_errors import summary, text_of
 from workbench.settings import set_default
+from workbench.yamlsafe import read_yaml
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,8 +76,6 @@ def load_spec(path: Path) -> tuple[DaggerSpec, Callable[[str], str]]:
 
     A spec invalid once resolved is reported as written (with the reference text) when
     that is invalid too, else by key only: no error quotes a resolved value."""
-    from workbench.kinds import KINDS
-    from workbench.yamlsafe import read_yaml
 
     source = str(path)
     data = read_yaml(path, what="spec")  # size and alias limits as for any spec
@@ -182,7 +185,6 @@ class Runner:
         """One ``alerts.jsonl`` line: the metric rules' observations of the batch's rows
         (fingerprints of the service's job name). Rules that fail to evaluate write the
         error instead; the job goes on."""
-        from workbench.alerts.observe import observe
 
         assert self._alerting is not None
         config, rules = self._alerting
@@ -271,7 +273,6 @@ class Runner:
 
     def _start(self, spec: DaggerSpec, config: RunConfig, floor: datetime | None) -> StreamingJob:
         from workbench.jobs.schema_pins import registry_for_run
-        from workbench.kinds import KINDS
 
         spark = self._session(spec, config)
         rules = in_job(spec.alerts)
@@ -297,8 +298,6 @@ class Runner:
 
     def _session(self, spec: DaggerSpec, config: RunConfig) -> SparkSession:
         """This run's own Spark driver, its log into the run's ``log``."""
-        from workbench.runtime import jvm_log
-        from workbench.runtime.spark import session
 
         jvm_log.to_file(self.dir.log)
         with jvm_ignores_sigterm():
@@ -327,7 +326,6 @@ class Runner:
             self.commits.close()
 
     def _paragraph(self, err: BaseException) -> str:
-        from workbench.runtime.spark_errors import summary, text_of
         from workbench.streaming.job import JobFailedError
 
         trace = "".join(traceback.format_exception(err))

@@ -21,8 +21,13 @@ from workbench.exceptions import (
     SchemaBreakingError,
     SchemaError,
     SchemaMismatchError,
+    SchemaVersionError,
+    SpecError,
+    SqlError,
     UnknownNameError,
 )
+from workbench.kinds import KINDS
+from workbench.schemas import SchemaRegistry
 from workbench.schemas.versions import SchemaVersions
 
 if TYPE_CHECKING:
@@ -68,8 +73,6 @@ def check_names(
     schema version ``pinned`` (None: bundled) lacks: what its runs would fail on.
     ``today``: the version the job runs on now (False: none, a new job), whose fields the
     SQL may name (:mod:`workbench.schemas.fit`)."""
-    from workbench.exceptions import SchemaVersionError, SpecError, SqlError
-    from workbench.kinds import KINDS
 
     moving = today is not False and today != pinned
     before = registry(store, today, spec) if moving else None  # type: ignore[arg-type]
@@ -93,7 +96,6 @@ def registry(store: SchemaVersions, pinned: int | None, spec: DaggerSpec) -> Sch
 def registry_for_run(schema_set: str | None, spec: DaggerSpec) -> SchemaRegistry:
     """The registry a run decodes with: its pinned set plus the spec's own ``schemas``
     (no pin: the bundled schemas, as for any spec)."""
-    from workbench.schemas import SchemaRegistry
     from workbench.streams import registry_for
 
     if schema_set is None:

@@ -19,9 +19,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import secrets
-from workbench.jobs import handoff
+from workbench.jobs import authz, handoff
 from workbench.jobs.db import Job, Version
+from workbench.kinds import KINDS
 from workbench.spec import DaggerSpec
+from workbench.streaming.checkpoints import has_progress
+from workbench.yamlsafe import load_text
 
 #: ``add_version``'s ``schema_version`` default: keep the current version's pin
 KEEP = -1
@@ -31,15 +34,12 @@ def parse_spec(spec_yaml: str, source: str = "spec") -> DaggerSpec:
     """The spec in ``spec_yaml`` (secret references left as written), of any kind
     (:mod:`workbench.kinds`: a quality spec runs and is supervised like a dagger);
     SpecError if invalid."""
-    from workbench.kinds import KINDS
-    from workbench.yamlsafe import load_text
 
     secrets.check(spec_yaml)
     return KINDS.parse(load_text(spec_yaml, source), source)  # type: ignore[return-value]
 
 
 def spec_hash(spec: DaggerSpec) -> str:
-    from workbench.kinds import KINDS
 
     return KINDS.shape_hash(spec)
 
@@ -51,7 +51,6 @@ def versions_of(session: Session, job_id: int) -> list[Version]:
 
 def visible_current(session: Session, who: Any) -> Iterator[tuple[Job, Version]]:
     """Each job ``who`` may see with its current version, by job id."""
-    from workbench.jobs import authz
 
     for job in session.scalars(select(Job).order_by(Job.id)):
         current = version(session, job.id, job.current_version)
@@ -67,7 +66,6 @@ def version(session: Session, job_id: int, number: int) -> Version | None:
 def has_commits(checkpoint: str | Path) -> bool:
     """Whether a job's checkpoint folder holds a committed micro-batch (in its query's
     Spark checkpoint, ``<checkpoint>/<QUERY>/commits``)."""
-    from workbench.streaming.checkpoints import has_progress
 
     return has_progress(Path(checkpoint))
 

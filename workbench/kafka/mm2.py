@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.exceptions import WorkbenchError
+from workbench.kafka.identity import LOG
 
 Offsets = dict[str, dict[str, int]]  # topic -> partition -> offset
 
@@ -85,8 +86,6 @@ def read(
     """``group``'s translated positions, read from the target cluster at ``bootstrap`` up
     to the checkpoint topic's current end; empty when MM2 recorded none."""
     from confluent_kafka import Consumer, KafkaError, TopicPartition
-
-    from workbench.kafka.identity import LOG
 
     topic = topic_of(source_alias)
     consumer = Consumer(

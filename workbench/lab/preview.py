@@ -40,11 +40,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench import engine
+from workbench.alerts.testfire import evaluate, rules_of
 from workbench.durations import to_millis
 from workbench.exceptions import UnknownNameError, WorkbenchError
+from workbench.lab.results import sortable
+from workbench.lab.sampling import Sample
+from workbench.spec import parse
 from workbench.sql.enums import values_of
 from workbench.streaming import dedup
 from workbench.streaming.lateness import Closing, closing_of, count_late
+from workbench.udfs import UDFS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +88,6 @@ class Preview:
         """Test-fire the spec's alert rules (or ``rules``: ``alerts:`` entries) over this
         preview's rows, window by window: which alerts would have fired and resolved when
         (:mod:`workbench.alerts.testfire`)."""
-        from workbench.alerts.testfire import evaluate, rules_of
 
         if self.result is None:
             raise WorkbenchError("this preview kept no rows to test alerts on; run it again")
@@ -183,7 +187,6 @@ def preview(
 
 
 def by_table(samples: Mapping[str, Sample] | Iterable[Sample] | Sample) -> dict[str, Sample]:
-    from workbench.lab.sampling import Sample
 
     if isinstance(samples, Sample):
         return {samples.table: samples}
@@ -215,7 +218,6 @@ def _with_options(
     spec: DaggerSpec | str, samples: Mapping[str, Sample], delay_ms: int, emit: str
 ) -> DaggerSpec | None:
     """The spec this preview stands for (bare SQL: a spec over the samples' streams)."""
-    from workbench.spec import parse
 
     if isinstance(spec, str):
         streams = [
@@ -249,8 +251,6 @@ def row_order(result: DataFrame, keys: Iterable[str] = ()) -> list[str]:
     then the group ``keys``, then every other sortable column."""
     from pyspark.sql.types import TimestampNTZType, TimestampType
 
-    from workbench.lab.results import sortable
-
     columns = sortable(result)
     times = [
         f.name
@@ -267,7 +267,6 @@ def group_keys(sql: str) -> list[str]:
     from sqlglot import exp
 
     from workbench.sql.parse import parse
-    from workbench.udfs import UDFS
 
     tree = parse(sql)
     if not isinstance(tree, exp.Select) or tree.args.get("group") is None:

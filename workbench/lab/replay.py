@@ -19,8 +19,14 @@ from typing import TYPE_CHECKING
 
 from workbench import engine
 from workbench.exceptions import BadRecordError, ReplayInputError, clip, did_you_mean
+from workbench.lab.results import write_rows
+from workbench.lab.sampling import Sample
+from workbench.rowtime import event_time
+from workbench.schemas import default_registry_with
 from workbench.sources import bounded
+from workbench.sources.kafka import decoded_records, decoded_rows
 from workbench.streaming import dedup
+from workbench.streams import resolve
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -57,7 +63,6 @@ def replay(
     Rows that cannot be read fail the run, unless ``rejects_path`` is given: then
     they are written there (file, line, error, raw) and the run goes on without them.
     """
-    from workbench.lab.results import write_rows
 
     plan, rejects = plan_recordings(
         spark, tables, sql=sql, spec=spec, rowtime_field=rowtime_field, rejects_path=rejects_path
@@ -111,7 +116,6 @@ def replay_samples(
 
     Records that do not decode are left out and counted, as the job's dead letters are.
     """
-    from workbench.lab.results import write_rows
 
     with sample_plan(spark, samples, sql=sql, spec=spec) as (plan, undecodable):
         rows = write_rows(plan.result, out)
@@ -129,10 +133,6 @@ def sample_plan(
     """The replay's plan over saved samples' offsets (see :func:`replay_samples`) and how
     many records did not decode; the decoded records are cached while it is used."""
     from pyspark.sql import functions as F
-
-    from workbench.lab.sampling import Sample
-    from workbench.schemas import default_registry_with
-    from workbench.sources.kafka import decoded_records, decoded_rows
 
     if (sql is None) == (spec is None):
         raise ReplayInputError("give exactly one of sql or spec")
@@ -175,8 +175,6 @@ def _plan(
 def _split_untimed(frame: DataFrame, event_field: str, path: str) -> tuple[DataFrame, list[dict]]:
     """Rows without a readable event time are rejects too: windows cannot place them."""
     from pyspark.sql import functions as F
-
-    from workbench.rowtime import event_time
 
     ts = event_time(frame, event_field)
     columns = [F.col(f"`{c}`") for c in frame.columns]
@@ -233,7 +231,6 @@ def _stream_schemas(
 ) -> tuple[dict, dict[str, str]]:
     if spec is None:
         return {}, {}
-    from workbench.streams import resolve
 
     resolved = resolve(spec)
     schemas = {r.spec.table: r.schema for r in resolved}

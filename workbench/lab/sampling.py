@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import UnknownNameError
 from workbench.moments import epoch_ms
+from workbench.schemas import default_registry_with
 from workbench.sources.kafka import FETCH_WAIT, decoded_records, decoded_rows
 from workbench.sources.partitions import (
     PartitionReader,
@@ -48,6 +49,7 @@ from workbench.sources.partitions import (
     SampleError,
     SampleProgress,
 )
+from workbench.spec import DaggerSpec, StreamSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -148,7 +150,6 @@ class Sample:
         cls, path: str | Path, *, read: bool = True, progress: Progress | None = None
     ) -> Sample:
         """The sample saved at ``path``; ``read`` fetches its records again from Kafka."""
-        from workbench.spec import StreamSpec
 
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -199,7 +200,6 @@ class Sample:
         }
 
     def registry(self) -> SchemaRegistry:
-        from workbench.schemas import default_registry_with
 
         return default_registry_with(self.schemas)
 
@@ -319,7 +319,6 @@ def sample(
         raise SampleError(
             "give one of last=N, start=/end= (a time range), tail_s=SECONDS or offsets="
         )
-    from workbench.schemas import default_registry_with
 
     message = default_registry_with(schemas).resolve(stream.message)
     servers = bootstrap or stream.bootstrap_servers
@@ -358,7 +357,6 @@ def _given(offsets: Offsets, partitions: list[tuple[str, int]]) -> dict[tuple[st
 def _stream_of(
     stream: StreamSpec | DaggerSpec, table: str | None, schemas: Iterable[str]
 ) -> tuple[StreamSpec, list[str]]:
-    from workbench.spec import DaggerSpec
 
     if not isinstance(stream, DaggerSpec):
         return stream, list(schemas)

@@ -8,9 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.exceptions import SparkStartError, UnknownNameError
+from workbench import spec as spec_module
+from workbench.exceptions import PromoteError, SparkStartError, UnknownNameError
+from workbench.lab import sampling
+from workbench.lab.sampling import Sample
 from workbench.paths import promote_folder
+from workbench.promote import promote as run
+from workbench.runtime import jvm_log
+from workbench.runtime.spark import driver_java_options, session
+from workbench.runtime.spark_start import BackgroundStart
+from workbench.schemas import default_registry_with
 from workbench.settings import settings, variable
+from workbench.spec import parse
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,7 +80,6 @@ def spark() -> SparkSession:
 def _session() -> SparkSession:
     """The kernel's session: Spark's own but for the driver JVM's JIT
     (``$WORKBENCH_KERNEL_JIT``)."""
-    from workbench.runtime.spark import driver_java_options, session
 
     quick = settings().kernel_jit == "quick"
     options = driver_java_options(quick_jit=quick)
@@ -82,7 +90,6 @@ def start_spark() -> None:
     """Start the kernel's Spark session in a background thread now, and warm up the preview
     path on it, so it is up (or nearly) when the first cell asks for it;
     ``$WORKBENCH_SPARK_START=on-use`` leaves the start to the first use."""
-    from workbench.runtime.spark_start import BackgroundStart
 
     if _state["start"] is not None or settings().spark_start == "on-use":
         return
@@ -124,7 +131,6 @@ def background_start() -> BackgroundStart | None:
 
 
 def _log_to_file() -> None:
-    from workbench.runtime import jvm_log
 
     if not _state["jvm_log"]:
         _state["jvm_log"] = True
@@ -148,7 +154,6 @@ def spark_log(lines: int = 50) -> SparkLog:
     """The last ``lines`` lines the Spark JVM (and PySpark's error loggers) wrote: in a
     notebook they go to ``$WORKBENCH_HOME/logs/spark-<pid>.log``, not into the cells
     (``$WORKBENCH_SPARK_LOG=stderr`` in the kernel's environment shows them there)."""
-    from workbench.runtime import jvm_log
 
     return SparkLog(jvm_log.tail(lines))
 
@@ -165,7 +170,6 @@ def bootstrap_for(stream: StreamSpec) -> str:
 
 def use(spec: DaggerSpec | str | Path) -> DaggerSpec:
     """Make ``spec`` (or the spec file) the current spec; its streams become known."""
-    from workbench import spec as spec_module
 
     if isinstance(spec, str | Path):
         spec = spec_module.load(spec)
@@ -183,7 +187,6 @@ def current_spec() -> DaggerSpec | None:
 def add_stream(table: str, message: str, **keys: Any) -> StreamSpec:
     """Know a stream without a spec: ``add_stream("booking", "BookingLogMessage",
     topics=["booking-log"])``; ``keys`` are stream keys of the spec."""
-    from workbench.spec import parse
 
     stream = parse(
         {"name": "notebook", "sql": "-", "streams": [{"table": table, "message": message, **keys}]}
@@ -269,7 +272,6 @@ class Schema:
 
 def schema(message: str) -> Schema:
     """The field tree of ``message`` (full, Java class or unique simple name)."""
-    from workbench.schemas import default_registry_with
 
     extra = [x for _, schemas in _known().values() for x in schemas]
     registry = default_registry_with(dict.fromkeys(extra))
@@ -291,7 +293,6 @@ def sample(
     """Sample ``table``'s stream (``last`` defaults to 1000 per partition; or a time range,
     ``tail_s``, or exact ``offsets``, see :func:`workbench.lab.sampling.sample`) with a progress
     bar; it becomes the table's current sample."""
-    from workbench.lab import sampling
     from workbench.notebook.progress import bar
 
     chosen = stream(table)
@@ -317,7 +318,6 @@ def sample(
 
 def load_sample(path: str | Path) -> Sample:
     """Read a saved sample's offsets again; it becomes its table's current sample."""
-    from workbench.lab.sampling import Sample
     from workbench.notebook.progress import bar
 
     shown = bar(f"sampling {Path(path).name}")
@@ -394,9 +394,7 @@ def promote(
     """Promote the saved ``notebook`` to a production job of ``team``, as ``workbench
     promote`` does (:func:`workbench.promote.promote`): papermill in a new kernel, the
     parity check, then the job service starts the job. Returns the job."""
-    from workbench.exceptions import PromoteError
     from workbench.notebook.promoting import notebook_path
-    from workbench.promote import promote as run
 
     path = notebook_path(notebook)
     if not team:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from workbench.exceptions import SpecError, SqlError, WorkbenchError
+from workbench.lab.sampling import sample
 from workbench.notebook.sink_form import SinkForm
 from workbench.notebook.stream_form import (
     Field,
@@ -31,6 +32,7 @@ from workbench.notebook.stream_form import (
     error_html,
 )
 from workbench.notebook.widgets import as_widget, labelled
+from workbench.schemas import default_registry
 from workbench.spec import DaggerSpec, parse
 
 if TYPE_CHECKING:
@@ -91,7 +93,6 @@ class Composer:
         list_topics: TopicLister | None = None,
         spark: Any = None,
     ):
-        from workbench.schemas import default_registry
 
         self.registry = registry or default_registry()
         self._bootstrap, self._spark = bootstrap, spark
@@ -346,7 +347,6 @@ class Composer:
         """The last N messages per partition of ``stream``; the same stream and N reuse
         the sample taken before (its decoded frame is cached too) unless ``fresh``."""
         from workbench import notebook
-        from workbench.lab.sampling import sample
         from workbench.notebook.progress import describe
 
         key = (stream.model_dump_json(), tuple(schemas), self.sample_size.value)

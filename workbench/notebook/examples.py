@@ -22,7 +22,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.dev.kafka import Broker
 from workbench.exceptions import UnknownNameError
+from workbench.kafka.admin import LOG, create_topics
+from workbench.spec import load, parse
 
 if TYPE_CHECKING:
     from workbench.dev.producer import Published
@@ -37,7 +40,6 @@ def kafka(bootstrap_servers: str | None = None) -> str:
     (as ``workbench dev kafka up`` does)."""
     if bootstrap_servers:
         return bootstrap_servers
-    from workbench.dev.kafka import Broker
 
     broker = Broker()
     broker.start()
@@ -82,7 +84,6 @@ def demo_events(
     offsets are exact when nothing else writes to ``topic`` meanwhile."""
     from workbench.dev.generator import Generator
     from workbench.dev.producer import publish
-    from workbench.kafka.admin import create_topics
 
     if isinstance(start, str):
         start = datetime.fromisoformat(start)
@@ -104,8 +105,6 @@ def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30.0) -> dict[int
     """The end offset of every partition of ``topic``. A topic created a moment ago may
     answer "not leader" for a while after its leaders show in the metadata: retried."""
     from confluent_kafka import Consumer, KafkaException, TopicPartition
-
-    from workbench.kafka.admin import LOG
 
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "workbench-offsets", "logger": LOG}
@@ -144,7 +143,6 @@ def bundled_names() -> list[str]:
 def bundled(name: str, *, topic: str | None = None, sinks: list[dict] | None = None) -> DaggerSpec:
     """The bundled dagger ``name`` (see :func:`bundled_names`); ``topic`` replaces its
     stream's topics, ``sinks`` (sink dicts, as in a spec) its sinks."""
-    from workbench.spec import load, parse
 
     path = _daggers() / f"{name}.yaml"
     if not path.exists():

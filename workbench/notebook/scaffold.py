@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.exceptions import WorkbenchError
+
 KERNEL = {
     "name": "dagger-workbench",
     "display_name": "Dagger Workbench (PySpark)",
@@ -259,7 +261,6 @@ def for_this_kernel(nb: Any) -> Any:
 
 def new(name: str, folder: str | Path = ".") -> Path:
     """``workbench new NAME``: ``NAME.ipynb`` from the template (never overwrites)."""
-    from workbench.exceptions import WorkbenchError
 
     path = Path(folder) / f"{name}.ipynb"
     if path.exists():

@@ -10,6 +10,7 @@ import yaml
 
 from workbench.notebook.stream_form import Field, error_html, named_key
 from workbench.notebook.widgets import labelled
+from workbench.sinks.registry import SINKS
 
 _NO_SINK = "(none)"
 
@@ -26,7 +27,6 @@ class SinkForm:
     """
 
     def __init__(self) -> None:
-        from workbench.sinks.registry import SINKS
 
         self._registry = SINKS
         self.kind = Field(

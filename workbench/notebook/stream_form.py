@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from workbench.exceptions import WorkbenchError
+from workbench.kafka.admin import list_topics
 from workbench.notebook.widgets import labelled
 
 if TYPE_CHECKING:
@@ -67,7 +68,6 @@ def named_key(message: str, keys: Iterable[str]) -> str:
 
 
 def _kafka_topics(bootstrap: str) -> list[str]:
-    from workbench.kafka.admin import list_topics
 
     return list_topics(bootstrap, timeout=5.0)
 

@@ -21,6 +21,11 @@ import traceback
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from workbench import spec
+from workbench.dev.demo import spec_path
+from workbench.lab import sampling
+from workbench.sources.partitions import Record
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -67,12 +72,8 @@ def _cancel(timeout_s: float) -> None:
 
 
 def _preview(spark: SparkSession) -> None:
-    from workbench import spec
-    from workbench.dev.demo import spec_path
     from workbench.dev.generator import Generator
-    from workbench.lab import sampling
     from workbench.lab.preview import preview
-    from workbench.sources.partitions import Record
 
     dagger = spec.load(spec_path())
     stream = dagger.streams[0]

@@ -17,6 +17,10 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from workbench import secrets
+from workbench.jobs import authz
+from workbench.spec import MAX_NAME
+
 if TYPE_CHECKING:
     from workbench.jobs.config import QualityAuto as Settings
     from workbench.service.job_service import JobService
@@ -27,7 +31,6 @@ ACTOR = "quality-auto"
 
 def job_name(topic: str, prefix: str = "quality-") -> str:
     """The job name of ``topic``'s quality job (characters a name may not hold become '-')."""
-    from workbench.spec import MAX_NAME
 
     return (prefix + re.sub(r"[^A-Za-z0-9_-]", "-", topic))[:MAX_NAME]
 
@@ -112,8 +115,6 @@ class QualityAuto:
     def _topics(servers: str, options: dict[str, str]) -> list[str]:
         from confluent_kafka.admin import AdminClient
 
-        from workbench import secrets
-
         resolved = secrets.resolve(options, {})
         admin = AdminClient({"bootstrap.servers": servers, **resolved})
         return list(admin.list_topics(timeout=10).topics)
@@ -143,8 +144,6 @@ class QualityAuto:
 
     def _submit(self, topic: str, settings: Settings, servers: str) -> None:
         import yaml
-
-        from workbench.jobs import authz
 
         spec = spec_for(topic, settings, servers)
         who = authz.Principal(ACTOR, admin=True)

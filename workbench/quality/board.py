@@ -14,6 +14,7 @@ from typing import Any
 
 from workbench.exceptions import QualityTopicNotFoundError
 from workbench.quality import history
+from workbench.yamlsafe import load_text
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,6 @@ class QualityJobView:
 
 def quality_jobs(service: Any, who: Any) -> list[QualityJobView]:
     from workbench.jobs import versioning
-    from workbench.yamlsafe import load_text
 
     found = []
     with service.db.session() as s:

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workbench.sources.kafka import decoded_records
+from workbench.sources.kafka import reader_options as dagger_options
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
@@ -28,7 +31,6 @@ def reader_options(stream: QualityStream) -> dict[str, str]:
     """The Kafka source options of a quality stream: committed records only (unless its
     kafka_options say otherwise), and a deleted range skipped, not failing the query (the
     job counts it as missing)."""
-    from workbench.sources.kafka import reader_options as dagger_options
 
     options = dagger_options(stream)
     options.setdefault("kafka.isolation.level", "read_committed")
@@ -41,8 +43,6 @@ def raw_facts(
 ) -> DataFrame:
     """The streaming facts of one stream (without window and batch columns)."""
     from pyspark.sql import functions as F
-
-    from workbench.sources.kafka import decoded_records
 
     raw = spark.readStream.format("kafka").options(**reader_options(stream)).load()
     records = decoded_records(spark, raw, stream, registry)

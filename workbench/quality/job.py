@@ -27,11 +27,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.durations import to_millis
 from workbench.quality import history, metrics
 from workbench.quality.facts import raw_facts, windowed
 from workbench.quality.gaps import Gap, LogStarts, lost
+from workbench.quality.reconcile import recheck
 from workbench.quality.state import QualityState, StateFiles, where
 from workbench.quality.summary import Summary
+from workbench.sinks.log import LogConfig
 from workbench.sinks.registry import SinkContext, Written
 from workbench.streaming.job import StreamingJob
 from workbench.streaming.progress import BatchReport, ProgressListener
@@ -100,8 +103,6 @@ class QualityJob(StreamingJob):
 
     def start(self) -> QualityJob:
         from functools import reduce
-
-        from workbench.sinks.log import LogConfig
 
         ctx = self.context
         sinks = list(self.spec.sinks) or [LogConfig()]
@@ -269,8 +270,6 @@ class QualityJob(StreamingJob):
     def _rechecked(self, touched: set[tuple[str, int]], batch_id: int) -> list[dict[str, Any]]:
         """Windows emitted before whose warehouse count changed since (see
         :mod:`~workbench.quality.reconcile`), at most every ``recheck_every``."""
-        from workbench.durations import to_millis
-        from workbench.quality.reconcile import recheck
 
         spec = self.spec.reconcile
         if spec is None or time.monotonic() < self._recheck_at:

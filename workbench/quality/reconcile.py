@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.warehouse.delta import is_table
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -35,8 +37,6 @@ def warehouse_counts(
 ) -> dict[int, int]:
     """The warehouse count of each window start in ``windows`` (0 when it holds none)."""
     from pyspark.sql import functions as F
-
-    from workbench.warehouse.delta import is_table
 
     wanted = sorted(set(windows))
     if not wanted:

@@ -25,11 +25,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from workbench.alerts.rules import AlertRule, check_notifiers
+from workbench.alerts.rules import AlertRule, check_columns, check_notifiers
 from workbench.durations import to_millis
 from workbench.exceptions import SpecError
+from workbench.quality.metrics import COLUMNS
 from workbench.sinks.registry import SinkConfig
-from workbench.spec import DaggerSpec, StreamSpec, _Model, _spec_error, sink_list
+from workbench.spec import DaggerSpec, StreamSpec, _Model, _spec_error, located, sink_list
+from workbench.streaming.checkpoints import stream_identity
+from workbench.streams import resolve
+from workbench.yamlsafe import read_yaml
 
 if TYPE_CHECKING:
     from workbench.schemas import SchemaRegistry
@@ -166,8 +170,6 @@ class QualitySpec(_Model):
 
 def parse(data: Any, source: str | None = None) -> QualitySpec:
     """A quality spec from a mapping (already read from YAML)."""
-    from workbench.alerts.rules import check_columns
-    from workbench.quality.metrics import COLUMNS
 
     try:
         spec = QualitySpec.model_validate(data)
@@ -182,8 +184,6 @@ def parse(data: Any, source: str | None = None) -> QualitySpec:
 
 def load(path: str | Path) -> QualitySpec:
     """Read and validate the quality spec at ``path`` (an error names its key's line)."""
-    from workbench.spec import located
-    from workbench.yamlsafe import read_yaml
 
     data = read_yaml(path, what="spec")
     try:
@@ -196,7 +196,6 @@ def check_names(
     spec: QualitySpec, registry: SchemaRegistry, before: SchemaRegistry | None = None
 ) -> None:
     """The streams' messages and event-time fields in ``registry`` (SpecError if not)."""
-    from workbench.streams import resolve
 
     resolve(spec, registry)  # type: ignore[arg-type]
 
@@ -206,8 +205,6 @@ def shape_hash(spec: QualitySpec) -> str:
     window and business key. Sinks, lateness, triggers and alerts may change in place."""
     import hashlib
     import json
-
-    from workbench.streaming.checkpoints import stream_identity
 
     shape = {
         "kind": "quality",

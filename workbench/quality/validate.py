@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import streams
 from workbench.exceptions import SinkError, SpecError, UnknownNameError
+from workbench.quality import metrics
 
 if TYPE_CHECKING:
     from workbench.quality.spec import QualitySpec, ReconcileSpec
@@ -45,7 +46,6 @@ class QualityReport:
 
 
 def check(spec: QualitySpec) -> QualityReport:
-    from workbench.quality import metrics
 
     resolved = streams.resolve(spec)  # type: ignore[arg-type]
     if spec.business_key:

@@ -12,7 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from workbench.charts import STYLE
 from workbench.quality import charts, history
+from workbench.settings import settings
 
 
 def rows_from(source: str | Path) -> list[dict[str, Any]]:
@@ -39,8 +41,6 @@ def from_query(
     has one (``query``: Voila's ``$QUERY_STRING`` when None)."""
     from urllib.parse import parse_qs
 
-    from workbench.settings import settings
-
     given = parse_qs(settings().query_string if query is None else query)
     hours_given = given.get("hours", [""])[0]
     return (
@@ -57,7 +57,6 @@ def quality_html(source: str | Path, topic: str | None = None, hours: float | No
     topics = sorted({r["tag_topic"] for r in rows if topic in (None, r["tag_topic"])})
     if not topics:
         return f"<p>No quality windows in {source}{f' for topic {topic}' if topic else ''}.</p>"
-    from workbench.charts import STYLE
 
     parts = [charts.topic_html(t, [r for r in rows if r["tag_topic"] == t]) for t in topics]
     return f"<style>{STYLE}</style>" + "".join(parts)

@@ -26,6 +26,7 @@ import shutil
 from pathlib import Path
 
 from workbench.paths import subdir
+from workbench.runtime.udf_jar import local_files_jar
 from workbench.settings import settings, variable
 
 ENV = variable("jvm_archive")
@@ -34,8 +35,6 @@ ENV = variable("jvm_archive")
 def path() -> Path:
     """Where the archive for this PySpark and this Java lives (whether or not it exists)."""
     import pyspark
-
-    from workbench.runtime.udf_jar import local_files_jar
 
     java = shutil.which("java", path=_java_bin()) or "java"
     real = Path(java).resolve()

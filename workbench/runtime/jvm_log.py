@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from workbench.paths import subdir
 from workbench.settings import settings, variable
 
 ENV = variable("spark_log")
@@ -49,7 +50,6 @@ def to_file(path: str | Path | None = None) -> Path | None:
 
 
 def default_file() -> Path:
-    from workbench.paths import subdir
 
     return subdir("logs") / f"spark-{os.getpid()}.log"
 

@@ -32,9 +32,12 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.paths import PACKAGE_DIR, subdir
 from workbench.runtime import jvm_log
+from workbench.runtime.jvm_archive import java_options
 from workbench.runtime.spark_start import StartTimes
+from workbench.runtime.udf_jar import local_files_jar
 from workbench.settings import set_default
 from workbench.settings import settings as environment
+from workbench.udfs import UDFS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -107,7 +110,6 @@ def driver_java_options(quick_jit: bool | None = None) -> str:
     """The driver JVM's options: UTC, the log4j configuration, :data:`GC`, the class archive
     (:mod:`workbench.runtime.jvm_archive`) when there is one, and :data:`QUICK_JIT` if asked
     (``None``: as ``$WORKBENCH_JIT`` says)."""
-    from workbench.runtime.jvm_archive import java_options
 
     if quick_jit is None:
         quick_jit = quick_jit_asked()
@@ -202,7 +204,6 @@ def file_system_classpath(settings: Mapping[str, str]) -> dict[str, str]:
     that class with the JVM's own class loader, before ``spark.jars`` are added (spark-submit
     resolves paths first; an executor may too); a remote worker without the jar at that path
     skips the entry and its tasks load the class from ``spark.jars``."""
-    from workbench.runtime.udf_jar import local_files_jar
 
     if settings.get("spark.hadoop.fs.file.impl") != LOCAL_FILES:
         return {}
@@ -265,7 +266,6 @@ def new_session(spark: SparkSession) -> SparkSession:
     """Another session of ``spark``'s application (its driver and executors): its own SQL
     settings, temporary views, functions and streaming listeners, with the workbench's
     UDFs registered."""
-    from workbench.udfs import UDFS
 
     other = spark.newSession()
     UDFS.register_all(other)

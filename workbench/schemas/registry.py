@@ -27,6 +27,7 @@ from workbench.exceptions import SchemaError, UnknownNameError
 from workbench.paths import subdir
 from workbench.schemas.compiler import compile_protos
 from workbench.settings import settings
+from workbench.urls import http_url_problem
 
 BUNDLED_PROTOS = Path(__file__).resolve().parent / "protos"
 DESCRIPTOR_SUFFIXES = (".desc", ".pb")
@@ -193,7 +194,6 @@ def _descriptor_files(folder: Path) -> list[Path]:
 
 
 def _download(url: str) -> bytes:
-    from workbench.urls import http_url_problem
 
     problem = http_url_problem(url)
     if problem:

@@ -13,6 +13,7 @@ from pathlib import Path
 from google.protobuf.descriptor_pb2 import FileDescriptorSet
 
 from workbench.exceptions import SchemaError, SchemaVersionError
+from workbench.schemas.compiler import compile_protos
 from workbench.schemas.versions import BUNDLED, SchemaVersions
 
 
@@ -36,7 +37,6 @@ def load(ref: str, store: SchemaVersions | None = None) -> tuple[FileDescriptorS
 
 def compiled(folder: Path) -> FileDescriptorSet:
     """The ``.proto`` files under ``folder`` compiled with source info."""
-    from workbench.schemas.compiler import compile_protos
 
     return FileDescriptorSet.FromString(compile_protos([folder], source_info=True).read_bytes())
 

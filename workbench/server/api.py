@@ -21,6 +21,7 @@ from typing import Any
 from tornado.web import HTTPError, RequestHandler
 
 from workbench.exceptions import WorkbenchError
+from workbench.jobs.authz import check_not_viewer
 from workbench.server.identity import Caller, Identify, principal
 
 log = logging.getLogger("workbench.server")
@@ -84,7 +85,6 @@ class ApiHandler(RequestHandler):
 
     def refuse_viewer(self, caller: Caller) -> None:
         """A dashboard viewer (teams file ``viewers:``) gets 403 on every route."""
-        from workbench.jobs.authz import check_not_viewer
 
         try:
             check_not_viewer(principal(self.service, caller))

@@ -24,6 +24,7 @@ import tornado.web
 
 from workbench.client.embedded import SERVICE_FILE
 from workbench.exceptions import WorkbenchError
+from workbench.jobs.config import ServiceConfig
 from workbench.server.handlers import ApiHandler, NoRoute, rules
 from workbench.server.identity import Identify, TokenIdentity, local_token, read_token
 from workbench.server.pages import page_rules
@@ -61,7 +62,6 @@ def serve(
     ready=None,
 ) -> int:
     """Run the service until SIGTERM/SIGINT. ``ready(url)`` is called once listening."""
-    from workbench.jobs.config import ServiceConfig
     from workbench.service.job_service import JobService
 
     config = ServiceConfig.load(state_dir, config_file)

@@ -28,6 +28,7 @@ from tornado import web
 from traitlets import Bool, Enum, Unicode
 from traitlets.config import Configurable
 
+from workbench.jobs.config import ServiceConfig
 from workbench.server import new_dagger, promotions
 from workbench.server.handlers import ApiHandler, rules
 from workbench.server.identity import Caller, Identify, local_user
@@ -98,7 +99,6 @@ def _jupyter_server_extension_points() -> list[dict]:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    from workbench.jobs.config import ServiceConfig
     from workbench.service.job_service import JobService
 
     settings = WorkbenchService(parent=serverapp)

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.exceptions import ParityError, PromoteError, PromotionNotFoundError
+from workbench.jobs import authz
+from workbench.promote import owned_by, parameter, prepare
 from workbench.server.api import ApiError, ApiHandler, check_schema_version
 
 #: POST promotions body keys
@@ -90,7 +92,6 @@ class Promotions:
         return path
 
     def start(self, who: Any, data: dict[str, Any]) -> Promotion:
-        from workbench.jobs import authz
 
         authz.check_act(who, data["team"], f"promote a notebook for team '{data['team']}'")
         path = self.notebook_path(str(data["notebook"]))
@@ -114,7 +115,6 @@ class Promotions:
         return run
 
     def _run(self, run: Promotion, path: Path, who: Any) -> None:
-        from workbench.promote import owned_by, prepare
 
         try:
             ready = prepare(path, name=run.name, params=run.parameters, emit=run.step)
@@ -147,7 +147,6 @@ class Promotions:
 def parameters(data: dict[str, Any]) -> dict[str, Any]:
     """The request's papermill parameters: an object, or YAML text of one (values as
     ``workbench promote -p KEY VALUE`` reads them)."""
-    from workbench.promote import parameter
 
     given = data.get("parameters") or {}
     found = parameter(given) if isinstance(given, str) else given

@@ -25,8 +25,10 @@ from typing import Any
 
 import requests
 
+from workbench import secrets
 from workbench.dashboard.stores.influx1 import ident
 from workbench.exceptions import WorkbenchError
+from workbench.sinks.influx import InfluxConfig
 
 WINDOW_S, STEP_S = 900, 30
 TIMEOUT_S = 5.0
@@ -67,7 +69,6 @@ def flux(bucket: str, measurement: str) -> str:
 def outputs(spec_yaml: str) -> list[Output]:
     """The series of every InfluxDB sink in ``spec_yaml`` (a job version's spec)."""
     from workbench.jobs.versioning import parse_spec
-    from workbench.sinks.influx import InfluxConfig
 
     spec = parse_spec(spec_yaml)
     return [read(sink) for sink in spec.sinks if isinstance(sink, InfluxConfig)]
@@ -75,7 +76,6 @@ def outputs(spec_yaml: str) -> list[Output]:
 
 def read(sink: Any) -> Output:
     """One sink's series, its secrets resolved only for the request."""
-    from workbench import secrets
 
     found: dict[str, str] = {}
     query = influxql(sink.measurement) if sink.api == 1 else flux(sink.bucket, sink.measurement)

@@ -23,12 +23,13 @@ from sqlalchemy.orm import Session
 
 from workbench.alertmanager.queries import AlertQueries
 from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
-from workbench.jobs import authz, clusters, moves, schema_pins, versioning
+from workbench.jobs import authz, clusters, failover, moves, schema_pins, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
 from workbench.jobs.rundir import RunDir
 from workbench.jobs.views import event_view, job_view, job_views, latest_run, version_view
 from workbench.schemas.versions import SchemaVersions
+from workbench.spec import _NAME, MAX_NAME
 
 RUNNING, STOPPED = "running", "stopped"
 
@@ -236,7 +237,6 @@ class JobService(AlertQueries):
         """Move the job's streams to the Kafka cluster ``kafka_cluster`` (a mirror of the
         one they read): a new version, with a new checkpoint planned from the old one and
         MirrorMaker 2's offset translations when it first runs (:mod:`workbench.jobs.failover`)."""
-        from workbench.jobs import failover
 
         self.config.kafka_cluster(kafka_cluster)  # a 404 naming the known ones
         with self._writing() as s:
@@ -321,7 +321,6 @@ class JobService(AlertQueries):
     def _new_job(
         self, s: Session, who: authz.Principal, name: str, team: str, cluster: str | None
     ) -> Job:
-        from workbench.spec import _NAME, MAX_NAME
 
         if not _NAME.match(name) or len(name) > MAX_NAME:
             raise JobServiceError(

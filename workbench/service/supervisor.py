@@ -59,6 +59,7 @@ from workbench.jobs.kafka_watch import KafkaWatch
 from workbench.jobs.reschedule import Rescheduler
 from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
+from workbench.paths import home
 from workbench.quality.auto import QualityAuto
 from workbench.schemas.versions import SchemaVersions
 from workbench.settings import child_env, variable
@@ -404,6 +405,5 @@ class Supervisor:
 
     @staticmethod
     def _env() -> dict[str, str]:
-        from workbench.paths import home
 
         return child_env({variable("home"): str(home())})

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.sinks.registry import SINKS, LetterSinkConfig, SinkContext
+from workbench.sinks.transactional import TransactionalWriter
 
 if TYPE_CHECKING:
     from workbench.sinks.transactional import Record
@@ -39,7 +40,6 @@ class DeadKafkaConfig(LetterSinkConfig):
 
 class KafkaLetters:
     def __init__(self, config: DeadKafkaConfig, ctx: SinkContext):
-        from workbench.sinks.transactional import TransactionalWriter
 
         self.ctx = ctx
         self._out = TransactionalWriter(

@@ -23,6 +23,14 @@ from pydantic import Field, field_validator
 from workbench.durations import to_millis
 from workbench.sinks.buckets import BucketedConfig
 from workbench.sinks.registry import SINKS, SinkContext, Written
+from workbench.warehouse.compaction import compact, parse_size
+from workbench.warehouse.delta import (
+    APPEND_CONF,
+    committed_txn,
+    latest_version,
+    require,
+    session_conf,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -45,13 +53,11 @@ class DeltaConfig(BucketedConfig):
     @field_validator("target_file_size")
     @classmethod
     def _size(cls, value: str) -> str:
-        from workbench.warehouse.compaction import parse_size
 
         parse_size(value)
         return value
 
     def session_conf(self) -> dict[str, str]:
-        from workbench.warehouse.delta import APPEND_CONF, session_conf
 
         return session_conf() | APPEND_CONF
 
@@ -61,13 +67,11 @@ class DeltaConfig(BucketedConfig):
 
 class DeltaWriter:
     def __init__(self, config: DeltaConfig, ctx: SinkContext):
-        from workbench.warehouse.delta import require
 
         require(ctx.spark, config.describe())
         self.config, self.ctx = config, ctx
 
     def write(self, batch: DataFrame, batch_id: int) -> Written:
-        from workbench.warehouse.delta import committed_txn, latest_version
 
         rows = batch.count()
         if rows == 0:
@@ -91,8 +95,6 @@ class DeltaWriter:
 
     def compact(self) -> Compaction:
         from datetime import timedelta
-
-        from workbench.warehouse.compaction import compact, parse_size
 
         older = timedelta(milliseconds=to_millis(self.config.compact_older_than))
         size = parse_size(self.config.target_file_size)

@@ -19,6 +19,7 @@ from pydantic import Field, model_validator
 
 from workbench.exceptions import SinkError
 from workbench.sinks.registry import SINKS, SinkConfig, SinkContext, Written
+from workbench.sinks.transactional import TransactionalWriter
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -63,7 +64,6 @@ class KafkaConfig(SinkConfig):
 
 class KafkaWriter:
     def __init__(self, config: KafkaConfig, ctx: SinkContext, index: int):
-        from workbench.sinks.transactional import TransactionalWriter
 
         self.config, self.ctx = config, ctx
         self._encode = _proto_encoder(config, ctx) if config.format == "proto" else _json

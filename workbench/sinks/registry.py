@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from workbench.exceptions import SinkError
 from workbench.plugins import Plugins
 
 if TYPE_CHECKING:
@@ -129,7 +130,6 @@ class SinkConfig(BaseModel):
     def require_column(self, schema: StructType, name: str, key: str, purpose: str) -> None:
         """A :class:`~workbench.exceptions.SinkError` unless the query selects ``name``
         (the value of this sink's ``key``), which the sink needs ``purpose``."""
-        from workbench.exceptions import SinkError
 
         columns = [f.name for f in schema.fields]
         if name not in columns:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workbench.exceptions import SinkError
-from workbench.kafka.admin import LOG
+from workbench.kafka.admin import LOG, create_topics
 
 COMMIT_TOPIC = "_dagger_sink_commits"
 Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]  # key, value, headers
@@ -125,7 +125,6 @@ class TransactionalWriter:
 
 def _ensure_topics(bootstrap_servers: str, topic: str, partitions: int) -> None:
     """The target topic (``partitions`` if new) and the compacted commit-marker topic."""
-    from workbench.kafka.admin import create_topics
 
     create_topics(bootstrap_servers, {topic: partitions})
     create_topics(bootstrap_servers, {COMMIT_TOPIC: 1}, config={"cleanup.policy": "compact"})

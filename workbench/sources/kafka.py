@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import SpecError
+from workbench.runtime.maven import SPARK_PROVIDED, fetch
+from workbench.sources.letters import LetterTap
+from workbench.sources.protobuf import decoder
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -41,8 +44,6 @@ METADATA = {
 def connector_jars() -> list[Path]:
     """spark-sql-kafka (and kafka-clients, commons-pool2, the token provider) for this pyspark."""
     import pyspark
-
-    from workbench.runtime.maven import SPARK_PROVIDED, fetch
 
     version = pyspark.__version__
     coordinate = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
@@ -126,8 +127,6 @@ def decoded_records(
     top-level ``fields`` only (None: all; see :func:`workbench.sources.protobuf.decoder`)."""
     from pyspark.sql import functions as F
 
-    from workbench.sources.protobuf import decoder
-
     message = registry.resolve(stream.message)
     clashes = sorted(set(METADATA) & {f.name for f in registry.descriptor(message).fields})
     if clashes:
@@ -172,7 +171,6 @@ def open_stream(
     """The decoded rows of one stream (a streaming frame whose dead letters go to its tap),
     with the message's top-level ``fields`` only (None: all; see
     :mod:`workbench.sources.pruning`)."""
-    from workbench.sources.letters import LetterTap
 
     stream = resolved.spec
     raw = spark.readStream.format("kafka").options(**reader_options(stream, bootstrap_servers))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.exceptions import UnknownNameError, WorkbenchError
+from workbench.kafka.admin import LOG
 from workbench.moments import epoch_ms
 
 if TYPE_CHECKING:
@@ -71,8 +72,6 @@ class PartitionReader:
 
     def __init__(self, bootstrap: str, stream: StreamSpec, timeout_s: float = 30.0):
         from confluent_kafka import Consumer, KafkaException
-
-        from workbench.kafka.admin import LOG
 
         self.bootstrap, self.stream, self.timeout_s = bootstrap, stream, timeout_s
         config: dict[str, Any] = {

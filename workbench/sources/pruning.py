@@ -20,6 +20,8 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from workbench import __version__
+from workbench.paths import subdir
 from workbench.sources.letters import UDF_PREFIX
 from workbench.sources.protobuf import MESSAGE
 
@@ -187,8 +189,6 @@ def plan_key(spec: DaggerSpec, schemas: str, *extra: object) -> str:
 
     import pyspark
 
-    from workbench import __version__
-
     data = spec.model_dump(mode="json", exclude=set(UNPLANNED_SPEC_KEYS))
     data["streams"] = [
         {k: v for k, v in stream.items() if k not in UNPLANNED_STREAM_KEYS}
@@ -199,7 +199,6 @@ def plan_key(spec: DaggerSpec, schemas: str, *extra: object) -> str:
 
 
 def _known_path(key: str) -> Path:
-    from workbench.paths import subdir
 
     return subdir("plans") / f"{key}.json"
 

@@ -11,10 +11,11 @@ from functools import cache
 
 from sqlglot.dialects.spark import Spark
 
+from workbench.udfs import UDFS
+
 
 @cache
 def dagger_dialect() -> type[Spark]:
-    from workbench.udfs import UDFS
 
     ours = {name.upper() for name in UDFS.names()}
 

@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import __version__
-from workbench.exceptions import CheckpointMismatchError, KafkaClusterChangedError
+from workbench.exceptions import (
+    CheckpointMismatchError,
+    KafkaClusterChangedError,
+    KafkaUnreachableError,
+)
+from workbench.kafka.identity import describe
 
 if TYPE_CHECKING:
     from workbench.spec import DaggerSpec, StreamSpec
@@ -89,8 +94,6 @@ def spec_hash(spec: DaggerSpec) -> str:
 def cluster_id(stream: StreamSpec, timeout_s: float = 10.0) -> str | None:
     """The Kafka cluster id behind ``stream``'s bootstrap servers; None when the broker
     cannot be asked (Spark then reports the connection problem itself)."""
-    from workbench.exceptions import KafkaUnreachableError
-    from workbench.kafka.identity import describe
 
     try:  # options librdkafka does not know (sasl.jaas.config) leave the id unknown
         return describe(stream.bootstrap_servers, stream.kafka_options, timeout_s).cluster_id

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from workbench import engine
 from workbench.exceptions import StreamingPlanError
+from workbench.sources.kafka import decoded_rows
 from workbench.sql import enums
 from workbench.streaming import dedup
 from workbench.streams import registry_for
@@ -77,8 +78,6 @@ def _empty_stream(spark: SparkSession, stream: ResolvedStream, kafka, folder: Pa
     plans it) and no row reaches the SQL."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
-
-    from workbench.sources.kafka import decoded_rows
 
     decoded = StructType(
         [StructField("message", stream.schema), StructField("error", StringType())]

@@ -33,9 +33,11 @@ from workbench import engine
 from workbench.durations import spark_interval
 from workbench.exceptions import StreamInPromoteError, WorkbenchError
 from workbench.paths import promote_folder, subdir
+from workbench.rowtime import not_before
 from workbench.runtime import spark_conf
 from workbench.runtime.spark_errors import summary
 from workbench.sinks import streamed
+from workbench.sinks.log import LogConfig
 from workbench.sinks.registry import (
     SINKS,
     LetterWriter,
@@ -45,10 +47,13 @@ from workbench.sinks.registry import (
     Written,
 )
 from workbench.sinks.streamed import StreamedWriter
+from workbench.sources import pruning
+from workbench.sources.kafka import open_stream
 from workbench.spec import DaggerSpec
 from workbench.streaming import checkpoints, deadletters, dedup, observed
 from workbench.streaming.progress import BatchReport, ProgressListener, Totals
 from workbench.streaming.queries import wait_idle
+from workbench.streams import resolve
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -160,7 +165,6 @@ class StreamingJob:
         only the message fields the SQL reads (:mod:`workbench.sources.pruning`): the optimizer's
         answer, kept under the workbench home, so a later start of the same dagger (a
         restart, another run of it) plans once instead of twice."""
-        from workbench.sources import pruning
 
         schemas = self.context.registry.descriptor_set_path().name  # named by its digest
         key = pruning.plan_key(self.spec, schemas, self.min_rowtime is not None)
@@ -187,10 +191,7 @@ class StreamingJob:
     def _plan(self, fields: dict[str, frozenset[str] | None]) -> tuple[DataFrame, list[LetterTap]]:
         """The result, each stream table decoding ``fields[table]`` (absent or None: all),
         and the streams' dead-letter taps."""
-        from workbench.rowtime import not_before
-        from workbench.sources.kafka import open_stream
         from workbench.sql.enums import values_of
-        from workbench.streams import resolve
 
         registry = self.context.registry
         resolved = resolve(self.spec, registry)
@@ -220,7 +221,6 @@ class StreamingJob:
     # --- running ----------------------------------------------------------------------
 
     def start(self) -> StreamingJob:
-        from workbench.sinks.log import LogConfig
 
         if promote_folder() is not None:  # the stream never runs inside papermill
             raise StreamInPromoteError(f"streaming job '{self.spec.name}'")

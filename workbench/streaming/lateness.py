@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from workbench.rowtime import rowtime_of
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
@@ -73,8 +75,6 @@ def count_late(rows: DataFrame, event_field: str, delay_ms: int, closing: Closin
     """How many of the decoded ``rows`` are late (see the module docstring)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-
-    from workbench.rowtime import rowtime_of
 
     # records with the same Kafka timestamp arrived together: no order between partitions
     arrival = Window.orderBy(F.unix_micros("kafka_timestamp")).rangeBetween(

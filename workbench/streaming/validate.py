@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from workbench import streams
 from workbench.alerts import observe as alerts
 from workbench.exceptions import SinkError, SpecError
+from workbench.kinds import KINDS
+from workbench.runtime.spark import session, short_lived_conf
 from workbench.spec import DaggerSpec, located
 from workbench.sql import enums, translate
 from workbench.streaming import dry_run
@@ -86,7 +88,6 @@ def check_names(
 
 
 def check(spec: DaggerSpec) -> ValidationReport:
-    from workbench.runtime.spark import session, short_lived_conf
 
     resolved = check_names(spec, streams.registry_for(spec))  # before Spark starts
     plan = dry_run.check(session(conf=short_lived_conf()), spec, resolved)
@@ -105,7 +106,6 @@ def validate(path: str | Path) -> Any:
     a dagger's is a :class:`ValidationReport`, a quality spec's a
     :class:`~workbench.quality.validate.QualityReport`); a SpecError names the key and the
     line of ``path`` where its value starts."""
-    from workbench.kinds import KINDS
 
     spec = KINDS.load(path)
     try:

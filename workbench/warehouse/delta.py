@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.exceptions import WarehouseError
+from workbench.runtime.maven import SPARK_PROVIDED, fetch
+from workbench.runtime.spark import jars
+from workbench.runtime.spark import session as spark_session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,7 +33,6 @@ APPEND_CONF = {STATS: "false"}
 
 def delta_jars() -> list[Path]:
     """delta-spark and delta-storage (Spark's own jars, antlr included, left out)."""
-    from workbench.runtime.maven import SPARK_PROVIDED, fetch
 
     exclude = [*SPARK_PROVIDED, "org.antlr:antlr4-runtime"]
     return fetch(f"delta-{COORDINATE.rsplit(':', 1)[1]}", [COORDINATE], exclude=exclude)
@@ -39,7 +41,6 @@ def delta_jars() -> list[Path]:
 def session_conf() -> dict[str, str]:
     """Settings of a session that reads and writes Delta tables: the workbench's jars
     plus Delta's, its SQL extension and catalog."""
-    from workbench.runtime.spark import jars
 
     return {
         "spark.jars": ",".join([*jars(), *(str(p) for p in delta_jars())]),
@@ -50,7 +51,6 @@ def session_conf() -> dict[str, str]:
 
 def session(app_name: str = "workbench-warehouse") -> SparkSession:
     """The active session (which must have Delta), or a new one with Delta."""
-    from workbench.runtime.spark import session as spark_session
 
     spark = spark_session(app_name=app_name, conf=session_conf())
     require(spark, "this command")

@@ -10,6 +10,8 @@ from dataclasses import asdict
 from typing import Any
 
 from workbench.chaos.faults import FAULTS, Fault
+from workbench.dev.kafka import Broker, ClusterNode
+from workbench.dev.ports import port_taken
 
 
 def broker_record(broker: Any) -> dict[str, Any]:
@@ -24,7 +26,6 @@ def broker_record(broker: Any) -> dict[str, Any]:
 
 
 def broker_from(record: dict[str, Any]) -> Any:
-    from workbench.dev.kafka import Broker, ClusterNode
 
     return Broker(
         record["state_dir"],
@@ -59,8 +60,6 @@ def start_again(broker: Any, timeout: float = 60.0) -> None:
     """Start a killed broker once its ports are free: the connections its death closed may
     hold them a while (FIN_WAIT) while their clients have not closed their side yet."""
     import time
-
-    from workbench.dev.ports import port_taken
 
     deadline = time.monotonic() + timeout
     ports = (broker.port, broker.controller_port)

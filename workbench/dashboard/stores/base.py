@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from workbench.dashboard.errors import StoreEmptyError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -74,8 +76,6 @@ def points_frame(rows: list[tuple], store: str, nothing: str) -> pd.DataFrame:
     """``(epoch ms, cell, service, value)`` rows as a store's frame; none is
     :class:`StoreEmptyError` (``nothing`` says what was looked for)."""
     import pandas as pd
-
-    from workbench.dashboard.errors import StoreEmptyError
 
     if not rows:
         raise StoreEmptyError(store, nothing)

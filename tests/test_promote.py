@@ -248,13 +248,13 @@ def test_a_renamed_spec_keeps_its_sinks_settings(tmp_path):
 def test_a_notebook_without_a_spec_names_the_job_after_its_file(tmp_path):
     """The spec of a notebook that only previewed SQL is named "preview": the job takes the
     notebook's file name instead, checked as any dagger name is."""
-    from workbench.notebook import promoting
+    from workbench.promote import PREVIEW_SPEC_NAME, SPEC_FILE
     from workbench.notebook.examples import bundled
 
-    preview = bundled("surge-pricing").model_copy(update={"name": promoting.PREVIEW_SPEC_NAME})
-    (tmp_path / promoting.SPEC_FILE).write_text(preview.to_yaml())
+    preview = bundled("surge-pricing").model_copy(update={"name": PREVIEW_SPEC_NAME})
+    (tmp_path / SPEC_FILE).write_text(preview.to_yaml())
     assert recorded_spec(tmp_path, None, Path("hot spots.ipynb")).name == "hot-spots"
     assert recorded_spec(tmp_path, "surge-prod", Path("hot spots.ipynb")).name == "surge-prod"
-    assert recorded_spec(tmp_path, None).name == promoting.PREVIEW_SPEC_NAME
+    assert recorded_spec(tmp_path, None).name == PREVIEW_SPEC_NAME
     with pytest.raises(SpecError, match="a dagger name is letters"):
         recorded_spec(tmp_path, None, Path("2026 plan.ipynb"))

@@ -184,9 +184,10 @@ class Dashboard:
         )
 
     def _problem(self, text: str, kind: str) -> None:
-        self.message.value = f'<div class="dashboard-message {kind}">{html.escape(text)}</div>'
+        # map and chart go first: a page that shows the message shows no stale map
         self.map.value, self._map_digest, self._last = "", "", None
         self.chart.value = ""
+        self.message.value = f'<div class="dashboard-message {kind}">{html.escape(text)}</div>'
         self.status.value = f"checked {datetime.now(UTC):%H:%M:%S} UTC · retrying every " + (
             f"{self.config.refresh_seconds:g}s"
         )

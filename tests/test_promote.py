@@ -248,8 +248,8 @@ def test_a_renamed_spec_keeps_its_sinks_settings(tmp_path):
 def test_a_notebook_without_a_spec_names_the_job_after_its_file(tmp_path):
     """The spec of a notebook that only previewed SQL is named "preview": the job takes the
     notebook's file name instead, checked as any dagger name is."""
-    from workbench.promote import PREVIEW_SPEC_NAME, SPEC_FILE
     from workbench.notebook.examples import bundled
+    from workbench.promote import PREVIEW_SPEC_NAME, SPEC_FILE
 
     preview = bundled("surge-pricing").model_copy(update={"name": PREVIEW_SPEC_NAME})
     (tmp_path / SPEC_FILE).write_text(preview.to_yaml())

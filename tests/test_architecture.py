@@ -5,6 +5,8 @@ in pyproject.toml (``lint-imports``, run by ``make check`` and ``make test``).""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import grimp
@@ -110,3 +112,20 @@ def test_every_room_has_a_layer():
     layered = {name for layer in architecture.layers() for name in layer}
     rooms = set(architecture.rooms()) - {"workbench.data"}  # files, no imports
     assert rooms - layered == set(), "add these to [tool.importlinter] layers in pyproject.toml"
+
+
+#: What ``workbench --help`` must not wait for: the commands import these when they run.
+HEAVY = ("pyspark", "pandas", "confluent_kafka", "pydeck", "sqlalchemy", "pydantic", "sqlglot")
+
+
+def test_the_cli_parser_builds_without_heavy_imports():
+    """``workbench --help`` builds every command group's parser; none of them may import a
+    heavy module at the top (lazy imports inside the commands are what keep it fast)."""
+    probe = (
+        "import sys\n"
+        "from workbench.cli.main import build_parser\n"
+        "build_parser()\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", "imported while building the CLI: " + done.stdout

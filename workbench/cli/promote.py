@@ -12,11 +12,10 @@ import argparse
 import json
 
 from workbench.exceptions import WorkbenchError
-from workbench.promote import parameter
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
-    from workbench.promote import prepare, submit
+    from workbench.promote import parameter, prepare, submit
 
     if not args.team and not args.dry_run:
         raise WorkbenchError("give the team that owns the job: --team TEAM")

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from workbench.cli import clusters as cli_clusters
 from workbench.exceptions import WorkbenchError
-from workbench.settings import set_default, variable
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from workbench.kinds import KINDS
+    from workbench.settings import set_default, variable
     from workbench.streaming.job import with_bootstrap
 
     # Spark's own ERROR lines repeat the failure as pages of JVM trace: only with --verbose.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,10 +22,12 @@ from workbench.chaos.ledger import (
     landed_influx,
     landed_windows,
     produced_windows,
+    scenario_ledger,
     window_of,
 )
 from workbench.chaos.load import LoadPlan, drive
-from workbench.chaos.scenario import InfluxSink
+from workbench.chaos.report import render
+from workbench.chaos.scenario import InfluxSink, LedgerSpec
 from workbench.dev.generator import MESSAGES
 from workbench.schemas.registry import default_registry
 
@@ -123,3 +125,49 @@ def test_an_influx_sink_counts_its_points_per_window(influxdb_v1):
     assert landed_influx(sink, 2.0, "bookings") == {10: 7, 12: 5}
     assert landed_influx(sink, 2.0) == {10: 2, 12: 1}  # points as rows
     assert landed_influx(sink, 2.0, "bookings", marks_end=True) == {8: 7, 10: 5}
+
+
+def test_a_window_the_jobs_watermark_has_not_closed_is_open_not_lost(tmp_path):
+    """As an operator met it: the scenario's ledger gave no ``watermark_delay`` (or a
+    shorter one than the job's), the last load's final windows were still open under the
+    job's watermark, so the sink held none of their rows yet, and the ledger called them
+    lost. Only the windows the job's watermark closed count; the others are open."""
+    start = datetime(2026, 12, 7, 6, 0, 0, tzinfo=UTC)
+    load = {"kind": "bookings", "seed": 5, "started_at": start.isoformat(), "topic": "t",
+            "target_rate": 100, "sent": 1000, "seconds": 10.0}  # fmt: skip
+    produced = produced_windows("bookings", 5, start, 100, 1000, WINDOW_S)
+    mark = start.timestamp() + 6  # the job's watermark: 6 s into the load
+    closed = {w: n for w, n in produced.items() if w + WINDOW_S <= mark}
+    assert 2 <= len(closed) < len(produced) - 1
+    rows = [  # the sink: a count per closed window, stamped with the window's end
+        {"window_timestamp": datetime.fromtimestamp(w + WINDOW_S, UTC), "bookings": n}
+        for w, n in closed.items()
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "part-0.parquet")
+    spec = LedgerSpec(parquet=str(tmp_path), count_column="bookings", window="2s", wait="0s")
+
+    ledger = scenario_ledger([{"load": load}], spec, lambda: mark)
+    assert ledger.passed, ledger.as_dict()
+    assert [r.window for r in ledger.rows] == [_window(w) for w in sorted(closed)]
+    assert [r.window for r in ledger.open] == [
+        _window(w) for w in sorted(produced) if w not in closed
+    ]
+    assert sum(r.produced for r in ledger.open) == 1000 - sum(closed.values())
+    report = ledger.as_dict()
+    assert report["lost"] == [] and report["watermark"] == "2026-12-07T06:00:06Z"
+    assert report["verdict"] == (
+        f"pass: all {len(closed)} windows balance; {len(report['open'])} window(s) still open "
+        "under the job's watermark at 2026-12-07T06:00:06Z"
+    )
+    page = render({"scenario": {"name": "s"}, "runs": [], "ledgers": [report]})
+    assert "Lost windows: none" in page and "Open windows, not counted" in page
+
+    # a closed window that misses rows is still lost
+    short = [{**rows[0], "bookings": rows[0]["bookings"] - 4}, *rows[1:]]
+    pq.write_table(pa.Table.from_pylist(short), tmp_path / "part-0.parquet")
+    ledger = scenario_ledger([{"load": load}], spec, lambda: mark)
+    assert [(r.window, r.missing) for r in ledger.lost] == [(_window(min(closed)), 4)]
+
+
+def _window(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")

@@ -12,14 +12,17 @@ and ``dead_letters`` from its dead-letter path. Per window::
     produced = landed + dead letters - duplicates + missing
 
 A window with ``missing > 0`` was lost (in part), one with ``duplicates > 0`` doubled
-(in part); each is listed. The verdict passes when no window is lost or doubled.
+(in part); each is listed. Only windows the job's event-time watermark has closed count:
+a window it has not passed yet is not final (Spark writes it once the watermark passes
+its end), so it is listed as open, with what landed so far, and is neither lost nor
+doubled. The verdict passes when no closed window is lost or doubled.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -189,6 +192,11 @@ class Ledger:
     sink: str = ""
     #: per window, the keys a per-record sink holds more than once
     duplicate_keys: dict[str, list[str]] = field(default_factory=dict)
+    #: the windows the job's watermark has not closed: not final, so not counted
+    open: list[WindowRow] = field(default_factory=list)
+    #: the job's event-time watermark the windows were judged by (None: the scenario's
+    #: ``watermark_delay`` after the last load's end)
+    watermark: str | None = None
 
     @property
     def lost(self) -> list[WindowRow]:
@@ -207,11 +215,15 @@ class Ledger:
         return {k: sum(getattr(r, k) for r in self.rows) for k in keys}
 
     def verdict(self) -> str:
+        still = ""
+        if self.open:
+            under = f" at {self.watermark}" if self.watermark else ""
+            still = f"; {len(self.open)} window(s) still open under the job's watermark{under}"
         if self.passed:
-            return f"pass: all {len(self.rows)} windows balance"
+            return f"pass: all {len(self.rows)} windows balance{still}"
         return (
             f"fail: {len(self.lost)} window(s) lost records, "
-            f"{len(self.doubled)} window(s) doubled records"
+            f"{len(self.doubled)} window(s) doubled records{still}"
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -223,6 +235,9 @@ class Ledger:
             "lost": [r.window for r in self.lost],
             "doubled": [r.window for r in self.doubled],
             "duplicate_keys": self.duplicate_keys,
+            "open": [r.window for r in self.open],
+            "open_rows": [asdict(r) for r in self.open],
+            "watermark": self.watermark,
             "passed": self.passed,
             "verdict": self.verdict(),
         }
@@ -257,13 +272,30 @@ def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
-def scenario_ledger(runs: list[dict[str, Any]], spec: Any) -> Ledger:
+def job_watermark(view: Mapping[str, Any]) -> float | None:
+    """The event-time watermark (epoch seconds) of a job from its job service view; None
+    before the job has seen an event (Spark's watermark is then the epoch) or without one."""
+    mark = (view.get("metrics") or {}).get("watermark")
+    if not mark:
+        return None
+    stamp = datetime.fromisoformat(str(mark).replace("Z", "+00:00")).timestamp()
+    return stamp if stamp > 0 else None
+
+
+def scenario_ledger(
+    runs: list[dict[str, Any]],
+    spec: Any,
+    watermark: Callable[[], float | None] | None = None,
+) -> Ledger:
     """The ledger of a scenario's runs (their loads may share windows, so one ledger for
-    all): the windows the watermark passed before the last load ended, produced (made
-    again from each load's seed) against what the sink ``spec`` names holds, once it
-    holds all of them or ``spec.wait`` has passed. Windows before the first load are
-    not the scenario's; any later window the sink holds and no load produced counts as
-    doubled."""
+    all): produced (made again from each load's seed) against what the sink ``spec``
+    names holds. ``watermark`` asks the job under test for its event-time watermark
+    (epoch seconds, None when it has none yet): only the windows it has closed count,
+    the others are listed as open. Without one, the windows count that ``spec``'s
+    ``watermark_delay`` after the last load's end closes. The sink is read once it holds
+    every window due (the watermark passed the windows the loads closed) or ``spec.wait``
+    has passed. Windows before the first load are not the scenario's; any later window
+    the sink holds and no load produced counts as doubled."""
     import time
 
     produced: Counter[int] = Counter()
@@ -281,27 +313,40 @@ def scenario_ledger(runs: list[dict[str, Any]], spec: Any) -> Ledger:
         )  # fmt: skip
         topics.add(load["topic"])
         last_event = max(last_event, start.timestamp() + load["seconds"])
-    edge = last_event - spec.watermark_delay
-    closed = Counter({w: n for w, n in produced.items() if w + spec.window <= edge})
+    due = {w for w in produced if w + spec.window <= last_event - spec.watermark_delay}
     deadline = time.monotonic() + spec.wait
     while True:
+        # the watermark first: a window it closed was written before it was reported
+        mark = watermark() if watermark is not None else None
+        edge = last_event - spec.watermark_delay if mark is None else mark
+        closed = {w for w in produced if w + spec.window <= edge}
         keys: dict[int, Counter[str]] = {}
         landed = landed_in(spec, keys)
-        if set(closed) <= set(landed) or time.monotonic() >= deadline:
+        if (due <= closed <= set(landed)) or time.monotonic() >= deadline:
             break
         time.sleep(1.0)
     # windows of the scenario's time only (the sink may hold earlier ones); a window no
-    # load produced and the sink holds is doubled
+    # load produced and the sink holds is doubled once the watermark closed it
     first = min(produced, default=0)
 
     def mine(counts: Mapping[int, Any]) -> dict[int, Any]:
         return {
-            w: n for w, n in counts.items() if w in closed or (w >= first and w not in produced)
+            w: n
+            for w, n in counts.items()
+            if w in closed or (w >= first and w not in produced and w + spec.window <= edge)
         }
 
     dead: Counter[int] = Counter()
     if spec.dead_letters:
         dead = dead_letter_windows(Path(spec.dead_letters), topics, spec.window)
-    ledger = balance(closed, mine(landed), spec.window, mine(dead), planted, mine(keys))
+    counted = Counter({w: n for w, n in produced.items() if w in closed})
+    ledger = balance(counted, mine(landed), spec.window, mine(dead), planted, mine(keys))
+    still = {w: n for w, n in produced.items() if w not in closed}
+    ledger.open = balance(still, _only(landed, still), spec.window, _only(dead, still)).rows
+    ledger.watermark = None if mark is None else _iso(int(mark))
     ledger.sink = spec.describe()
     return ledger
+
+
+def _only(counts: Mapping[int, int], windows: Mapping[int, int]) -> dict[int, int]:
+    return {w: n for w, n in counts.items() if w in windows}

@@ -195,6 +195,17 @@ def _ledger(ledger: dict[str, Any] | None) -> str:
     foot += "</tr>"
     lost = ", ".join(ledger["lost"]) or "none"
     doubled = ", ".join(ledger["doubled"]) or "none"
+    still = ""
+    if ledger.get("open"):
+        under = f" ({_e(ledger['watermark'])})" if ledger.get("watermark") else ""
+        landed = ", ".join(
+            f"{r['window']}: {r['landed']} of {r['produced']}" for r in ledger["open_rows"]
+        )
+        still = (
+            f"<p>Open windows, not counted: the job's watermark{under} has not passed their "
+            f"end, so they are not final yet (landed so far: {_e(landed)}). They are written "
+            "once later events move the watermark past them; do not replay them.</p>"
+        )
     keyed = "".join(
         f"<li>{_e(window)}: {_e(', '.join(found))}</li>"
         for window, found in (ledger.get("duplicate_keys") or {}).items()
@@ -204,7 +215,7 @@ def _ledger(ledger: dict[str, Any] | None) -> str:
         "<p>produced = landed + dead letters − duplicates + missing; malformed: the "
         "undecodable records the load planted (the dead letters due)</p>"
         f"<table>{'<tr>' + head + '</tr>'}{rows}{foot}</table>"
-        f"<p>Lost windows: {_e(lost)}. Doubled windows: {_e(doubled)}.</p>"
+        f"<p>Lost windows: {_e(lost)}. Doubled windows: {_e(doubled)}.</p>{still}"
         + (f"<p>Keys landed more than once:</p><ul>{keyed}</ul>" if keyed else "")
     )
 

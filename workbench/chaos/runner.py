@@ -45,9 +45,17 @@ def run_scenario(
         runs.extend(run_case(case, env, journal, scenario) for case in scenario.cases)
     out = {"scenario": scenario.model_dump(), "replayed": replayed, "runs": runs}
     if scenario.ledgers:
-        from workbench.chaos.ledger import scenario_ledger
+        from workbench.chaos.ledger import job_watermark, scenario_ledger
 
-        out["ledgers"] = [scenario_ledger(runs, spec).as_dict() for spec in scenario.ledgers]
+        def watermark() -> float | None:  # the job under test's, when there is one
+            try:
+                return job_watermark(env.job_view()) if env.client and env.job else None
+            except Exception:  # noqa: BLE001 - a service that does not answer: the delay
+                return None
+
+        out["ledgers"] = [
+            scenario_ledger(runs, spec, watermark).as_dict() for spec in scenario.ledgers
+        ]
     return out
 
 

@@ -42,8 +42,9 @@ class BrokerKill(Fault):
     playbook = (
         "A broker died: check `workbench dev kafka status` and the broker's log; start it "
         "again (`workbench dev kafka up`). Producers retry until message.timeout.ms; the "
-        "dagger resumes from its checkpoint. If a window was lost, replay the topic's range "
-        "from the checkpoint's offsets."
+        "dagger resumes from its checkpoint. Replay the topic's range from the checkpoint's "
+        "offsets only for a window the ledger lists as lost (the job's watermark closed it): "
+        "an open window is not final yet and is written once events move the watermark past it."
     )
 
     def apply(self, env, params):

@@ -187,3 +187,79 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
         text=True,
         timeout=120,
     )
+
+
+def test_daggers_default_config_and_a_dedup_job_import_validate_and_run(kafka_broker, tmp_path):
+    """As a team migrating met it: a job with Dagger's own default FUNCTION_FACTORY_CLASSES
+    (``FunctionFactory``) and a DeDuplicationTransformer over a SQL that does not select
+    the event time. ``import-dagger`` writes a spec without an error; it validates, runs,
+    and writes the rows the Dagger job writes: the first row of each order number, with
+    the internal source's columns."""
+    import json
+    from collections import Counter
+
+    from confluent_kafka import Consumer
+    from streaming import new_topic, publish_events
+
+    source = new_topic(kafka_broker.bootstrap, "dagger-dedup")
+    out = new_topic(kafka_broker.bootstrap, "dagger-dedup-out", partitions=1)
+    first = publish_events(kafka_broker.bootstrap, source, 120, seed=21)
+    publish_events(kafka_broker.bootstrap, source, 120, seed=21)  # every booking twice
+    text = (FIXTURES / "dedup.properties").read_text()
+    text = text.replace(
+        "SELECT order_number, customer_id, rowtime FROM", "SELECT order_number, customer_id FROM"
+    )
+    text = text.replace(
+        "com.gotocompany.dagger.functions.udfs.factories.FunctionFactory", "FunctionFactory"
+    )
+    text = text.replace('"booking-log"', json.dumps(source)).replace(
+        "localhost:9092", kafka_broker.bootstrap
+    )
+    text = text.replace('"latest"', '"earliest"').replace("SINK_TYPE=log", "SINK_TYPE=kafka")
+    text += (
+        f"SINK_KAFKA_BROKERS={kafka_broker.bootstrap}\nSINK_KAFKA_TOPIC={out}\n"
+        "SINK_KAFKA_DATA_TYPE=JSON\n"
+    )  # fmt: skip
+    props, spec = tmp_path / "dedup.properties", tmp_path / "spec.yaml"
+    props.write_text(text)
+
+    imported = _cli("import-dagger", str(props), "--out", str(spec))
+    assert imported.returncode == 0, imported.stderr
+    assert "warning" not in imported.stderr, imported.stderr
+    checked = _cli("validate", str(spec))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    ran = subprocess.run(
+        [sys.executable, "-m", "workbench.cli.main", "run", str(spec), "--available-now",
+         "--checkpoint", str(tmp_path / "checkpoint")],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+
+    consumer = Consumer({"bootstrap.servers": kafka_broker.bootstrap, "group.id": out,
+                         "auto.offset.reset": "earliest"})  # fmt: skip
+    consumer.subscribe([out])
+    rows = []
+    try:
+        while (got := consumer.poll(10)) is not None:
+            rows.append(json.loads(got.value()))
+    finally:
+        consumer.close()
+    dagger = {}  # Dagger's transformer: the first row of each key passes
+    for event in first.events:
+        dagger.setdefault(event["order_number"], event["customer_id"])
+    assert Counter((r["order_number"], r["customer_id"]) for r in rows) == Counter(dagger.items())
+    assert {tuple(sorted(r)) for r in rows} == {("customer_id", "order_number")}
+
+
+def test_a_dedup_over_a_group_by_without_the_event_time_is_refused(tmp_path):
+    """A query the rowtime cannot be added to: the import fails for it, and with
+    ``--ignore-unsupported`` the spec has no ``deduplicate`` (so it still validates)."""
+    text = (FIXTURES / "dedup.properties").read_text().replace(
+        "SELECT order_number, customer_id, rowtime FROM `data_stream_0`",
+        "SELECT order_number, COUNT(*) AS n FROM `data_stream_0` GROUP BY order_number",
+    )
+    props = tmp_path / "grouped.properties"
+    props.write_text(text)
+    with pytest.raises(UnsupportedDaggerError, match="cannot be added to this SELECT"):
+        import_properties(props)
+    assert import_properties(props, ignore_unsupported=True).deduplicate is None

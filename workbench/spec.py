@@ -120,6 +120,11 @@ class DeduplicateSpec(_Model):
 
     keys: list[str] = Field(min_length=1, description="output columns that identify a row")
     within: str | int = Field(description="how long a key is remembered, in event time")
+    columns: list[str] | None = Field(
+        default=None,
+        description="the output columns written after deduplicating (default: all the "
+        "SQL's), so that the event time may be selected for deduplication only",
+    )
 
     @field_validator("within")
     @classmethod

@@ -26,6 +26,7 @@ from workbench.exceptions import (
 )
 from workbench.schemas import SchemaRegistry, default_registry
 from workbench.spec import DaggerSpec, parse
+from workbench.sql.parse import parse as parse_sql
 from workbench.streams import time_field_problem
 from workbench.userfiles import read_text
 
@@ -135,7 +136,7 @@ def import_job(
         "sinks": [sink],
         **post,
     }
-    dropped += _dedup_needs_rowtime(data)
+    dropped += _dedup_event_time(data)
     if re.search(r"\blongbow_", sql, re.IGNORECASE):
         dropped.append(Dropped("FLINK_SQL_QUERY", "Longbow (longbow_* columns) is not supported"))
     carried = _CARRIED | sink_keys | ({dagger_processors.POST} if post else set())
@@ -148,15 +149,59 @@ def import_job(
     return Imported(parse(data, str(path)), dropped)
 
 
-def _dedup_needs_rowtime(data: dict[str, Any]) -> list[Dropped]:
-    """Deduplication needs the event time among the SQL's output columns; Dagger's
-    transformer did not, so say so when the SELECT list does not name it."""
-    rowtime = data["rowtime_attribute"]
-    selected = re.split(r"\bFROM\b", data["sql"], maxsplit=1, flags=re.IGNORECASE)[0]
-    if "deduplicate" not in data or re.search(rf"\b{re.escape(rowtime)}\b", selected):
+def _dedup_event_time(data: dict[str, Any]) -> list[Dropped]:
+    """Make ``deduplicate`` runnable: it needs the event time among the SQL's output
+    columns, where Dagger's transformer did not. A plain SELECT over one stream that
+    leaves it out gets it added, and ``deduplicate.columns`` keeps the job's output what
+    Dagger wrote; any other query loses its ``deduplicate`` (unsupported: rows change)."""
+    dedup = data.get("deduplicate")
+    if dedup is None:
         return []
-    note = f"add '{rowtime}' to the SELECT list of the spec's sql: deduplicate needs it"
-    return [Dropped(f"{dagger_processors.POST}.transformers", note, unsupported=False)]
+    rowtime, key = data["rowtime_attribute"], f"{dagger_processors.POST}.transformers"
+    try:
+        outputs = _dedup_outputs(data["sql"], rowtime)
+    except _NoEventTime as err:
+        del data["deduplicate"]
+        return [Dropped(key, f"deduplicate needs the event time among the output columns: {err}")]
+    if outputs is None:  # the event time is selected (or ``*``)
+        return []
+    dedup.setdefault("columns", outputs)
+    data["sql"] = re.sub(r"^(\s*SELECT\s+)", rf"\g<1>{rowtime}, ", data["sql"], count=1,
+                         flags=re.IGNORECASE)  # fmt: skip
+    return [
+        Dropped(
+            "FLINK_SQL_QUERY",
+            f"'{rowtime}' added to the SELECT list for deduplicate (not written: "
+            "deduplicate.columns)",
+            unsupported=False,
+        )
+    ]
+
+
+class _NoEventTime(Exception):
+    pass
+
+
+def _dedup_outputs(sql: str, rowtime: str) -> list[str] | None:
+    """The output columns of ``sql``, when ``rowtime`` can be added to its SELECT list
+    (a plain SELECT of one stream: no GROUP BY, DISTINCT, join or aggregate); None when
+    it already selects it; :class:`_NoEventTime` saying why it cannot be added."""
+    from sqlglot import exp
+
+    tree = parse_sql(sql)
+    if not isinstance(tree, exp.Select):
+        raise _NoEventTime("the SQL is not a plain SELECT; add it yourself")
+    names = [e.alias_or_name for e in tree.expressions]
+    if rowtime in names or any(isinstance(e, exp.Star) for e in tree.expressions):
+        return None
+    grouped = any(tree.args.get(k) for k in ("group", "distinct", "joins"))
+    plain = not grouped and all(names) and not tree.find(exp.AggFunc)
+    if not plain or not re.match(r"\s*SELECT\s", sql, re.IGNORECASE):
+        raise _NoEventTime(
+            f"'{rowtime}' cannot be added to this SELECT (GROUP BY, DISTINCT, a join, an "
+            "aggregate or an unnamed column); select the window's time or the event time yourself"
+        )
+    return names
 
 
 def _handled_processor(props: dict[str, str], key: str) -> bool:

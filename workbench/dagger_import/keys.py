@@ -57,7 +57,9 @@ UNSUPPORTED: list[tuple[str, str]] = [
 
 
 def _factories(key: str, value: str) -> Dropped | None:
-    builtin = r"[\w.]*dagger\.functions\.udfs\.factories\.FunctionFactory"
+    # Dagger's own default is the bare class name "FunctionFactory" (Constants.
+    # FUNCTION_FACTORY_CLASSES_DEFAULT); its docs give the full name
+    builtin = r"([\w.]*dagger\.functions\.udfs\.factories\.)?FunctionFactory"
     if all(re.fullmatch(builtin, c.strip()) for c in value.split(",") if c.strip()):
         return Dropped(key, "the built-in Dagger UDFs are always there", unsupported=False)
     return None

@@ -68,6 +68,9 @@ def postprocessor(props: dict[str, str]) -> tuple[dict[str, Any], list[Dropped]]
             dropped.append(err.dropped)
     for extra in sorted(set(config) - {"external_source", "internal_source", "transformers"}):
         dropped.append(Dropped(f"{POST}.{extra}", "not known to the importer"))
+    fields = _internal_fields(config.get("internal_source") or [])
+    if "deduplicate" in spec and fields:  # Dagger writes the internal source's fields
+        spec["deduplicate"]["columns"] = fields
     return spec, dropped
 
 
@@ -124,6 +127,15 @@ def _internal(sources: list[Any]) -> list[Dropped]:
                 )
             )
     return dropped
+
+
+def _internal_fields(sources: list[Any]) -> list[str]:
+    """The columns a post-processor's ``internal_source`` outputs (none when it passes
+    every SQL column on, with ``*``)."""
+    items = [item for item in sources if isinstance(item, dict)]
+    if any("*" in (item.get("value"), item.get("output_field")) for item in items):
+        return []
+    return [str(item.get("output_field")) for item in items]
 
 
 def _transformer(key: str, item: Any) -> dict[str, Any]:

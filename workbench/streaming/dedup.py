@@ -10,7 +10,10 @@ the same filter is Spark's ``dropDuplicatesWithinWatermark`` on the result rows:
   watermark delay, so the column is given ``within`` as its delay (the watermark itself
   stays the inputs'). A key is forgotten once the watermark is ``within`` past its first
   row: the span is event time, where Dagger's TTL is processing time;
-* like a window, it drops rows later than the watermark.
+* like a window, it drops rows later than the watermark;
+* ``columns`` (optional) are the columns written afterwards: the event time may be in
+  the SELECT list for deduplication only (``import-dagger`` adds it so when a Dagger
+  job's SQL leaves it out, since Dagger's transformer did not need it).
 
 Over a batch (``replay``, ``validate``) it keeps one row per key of the whole input,
 with the same checks (keys among the output columns, an event time among them).
@@ -46,9 +49,16 @@ def apply(result: DataFrame, spec: DeduplicateSpec | None, rowtime: str = "rowti
             f"needs the event time among the SQL's output columns: add '{rowtime}' to the "
             "SELECT list (windowed results are already one row per window and key).",
         )
+    for name in spec.columns or []:
+        if name not in result.columns:
+            known = UnknownNameError("output column", name, result.columns)
+            raise SpecError("deduplicate.columns", f"{known} Name columns the SQL selects.")
     if not result.isStreaming:
-        return result.dropDuplicates(spec.keys)
-    return _spanned(result, column, spec.within_ms).dropDuplicatesWithinWatermark(spec.keys)
+        kept = result.dropDuplicates(spec.keys)
+    else:
+        spanned = _spanned(result, column, spec.within_ms)
+        kept = spanned.dropDuplicatesWithinWatermark(spec.keys)
+    return kept.select(*spec.columns) if spec.columns else kept
 
 
 def event_time_column(frame: DataFrame, rowtime: str = "rowtime") -> str | None:

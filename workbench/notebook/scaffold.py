@@ -10,6 +10,7 @@ given ``result_path``, saves its preview rows there as JSON lines.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,19 @@ KERNEL = {
     "language": "python",
 }
 TEMPLATE = "new-dagger.ipynb"
+#: a dagger name: it becomes the notebook's file name, the job's default name and its
+#: streams' consumer group (``dagger-NAME``)
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` is not a dagger name (None when it is one)."""
+    if NAME.fullmatch(name):
+        return None
+    return (
+        f"'{name[:80]}' is not a dagger name: use letters, digits, '-' and '_', starting "
+        "with a letter (at most 63)"
+    )
 
 
 @dataclass(frozen=True)
@@ -190,6 +204,8 @@ def template(name: str = "my-dagger") -> Any:
 
     surge = bundled("surge-pricing")
     streams = [s.model_dump(mode="json", exclude_defaults=True) for s in surge.streams]
+    for stream in streams:  # the job's own consumer group, not the example's
+        stream["group_id"] = f"dagger-{name}"
     cells = [
         _md(f"""
 # Dagger `{name}`
@@ -262,6 +278,9 @@ def for_this_kernel(nb: Any) -> Any:
 def new(name: str, folder: str | Path = ".") -> Path:
     """``workbench new NAME``: ``NAME.ipynb`` from the template (never overwrites)."""
 
+    problem = name_problem(name)
+    if problem:
+        raise WorkbenchError(f"{problem}.")
     path = Path(folder) / f"{name}.ipynb"
     if path.exists():
         raise WorkbenchError(f"{path} exists: choose another name or remove it")

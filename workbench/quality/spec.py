@@ -3,13 +3,13 @@
     kind: quality
     name: bookings-quality
     streams:
-      - topics: [booking-log]          # or topic_pattern
-        message: esb.booking.BookingLogMessage
+      - topics: [payment-log]          # or topic_pattern
+        message: esb.payment.PaymentMessage
         event_timestamp_field: event_timestamp
     window: 10m                        # event-time windows
     allowed_lateness: 30m              # how long a window still takes late records
     late_after: 1m                     # publish time - event time beyond this is late
-    business_key: order_number         # duplicates by this field too
+    business_key: payment_id           # a field naming one record: duplicates by it too
     sinks: [...]                       # influx and parquet, from the sink registry
     alerts: [...]                      # metric rules over the metric rows
 

@@ -10,7 +10,8 @@
 #   make labextension  build the JupyterLab extension (extensions/dagger-workbench) into
 #                workbench/labextension and point .venv's copy at it
 #   make lab     set up, install the kernel and the lab extension, then start JupyterLab on
-#                notebooks/ (LAB_ARGS="--no-browser --port 8888 ..." passes options to it)
+#                notebooks/ (LAB_DIR=folder for another; LAB_ARGS="--no-browser --port 8888 ..."
+#                passes options to it, a --ServerApp.root_dir or --notebook-dir there wins)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -27,6 +28,9 @@ LABEXT := $(VENV)/share/jupyter/labextensions/@dagger-workbench/lab
 
 .PHONY: setup demo test test-fast check clean kernel lab labextension
 LAB_ARGS ?=
+LAB_DIR ?= notebooks
+# the lab's folder: LAB_DIR, unless LAB_ARGS names one (Jupyter refuses two)
+LAB_ROOT = $(if $(findstring root_dir,$(LAB_ARGS))$(findstring notebook-dir,$(LAB_ARGS))$(findstring notebook_dir,$(LAB_ARGS)),,--ServerApp.root_dir=$(LAB_DIR))
 
 setup: $(STAMP) system
 	$(BIN)/workbench setup
@@ -70,7 +74,7 @@ labextension: $(STAMP)
 	rm -rf $(LABEXT) && mkdir -p $(dir $(LABEXT)) && ln -s $(CURDIR)/workbench/labextension $(LABEXT)
 
 lab: setup kernel labextension
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+	$(BIN)/jupyter lab $(LAB_ROOT) $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 check: $(STAMP) labextension
 	$(BIN)/lint-imports

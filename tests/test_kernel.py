@@ -3,12 +3,16 @@ for real through jupyter_client, and running the magics over a sample of the rea
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -236,11 +240,6 @@ def test_readme_commands_are_make_targets_that_run(installed, tmp_path):
     """The Notebooks section (docs/notebooks.md) says `make lab` (the CLI is in .venv/bin, so a bare
     `workbench kernel install` fails in a fresh shell); the command `make lab` runs starts
     a JupyterLab that answers /api/status with its token and lists the kernel."""
-    import os
-    import shlex
-    import signal
-    import time
-    import urllib.request
 
     from workbench.dev.ports import free_ports
 
@@ -252,37 +251,73 @@ def test_readme_commands_are_make_targets_that_run(installed, tmp_path):
 
     (port,) = free_ports(1)
     args = f"--no-browser --port {port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token=t0k"
+    with _make_lab(args, installed, port) as planned:
+        assert ".venv/bin/workbench kernel install" in planned
+        assert any(" lab --ServerApp.root_dir=notebooks" in line for line in planned)
+        status = _get(f"http://127.0.0.1:{port}/api/status", "t0k")
+        kernels = _get(f"http://127.0.0.1:{port}/api/kernelspecs", "t0k")
+        assert "started" in status and KERNEL_NAME in kernels["kernelspecs"]
+        with pytest.raises(urllib.error.HTTPError):  # the token is needed
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5)
+
+
+def test_make_lab_takes_a_root_dir_in_lab_args(installed, tmp_path):
+    """`make lab LAB_ARGS=--ServerApp.root_dir=...` once failed: the Makefile gave
+    --notebook-dir=notebooks too, and Jupyter refuses two root dirs. The lab now serves
+    the folder LAB_ARGS names."""
+    from workbench.dev.ports import free_ports
+
+    (tmp_path / "mine.ipynb").write_text("{}")
+    (port,) = free_ports(1)
+    args = (
+        f"--no-browser --port {port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token=t0k "
+        f"--ServerApp.root_dir={tmp_path}"
+    )
+    with _make_lab(args, installed, port):
+        listing = _get(f"http://127.0.0.1:{port}/api/contents", "t0k")
+    assert [item["name"] for item in listing["content"]] == ["mine.ipynb"]
+
+
+@contextlib.contextmanager
+def _make_lab(args: str, installed: Path, port: int):
+    """The JupyterLab `make kernel lab LAB_ARGS=args` starts, once it answers on ``port``
+    (yields the lines make plans)."""
+    import os
+    import shlex
+    import signal
+
+    from polling import wait_for
+
     planned = subprocess.run(
         ["make", "-n", "kernel", "lab", f"LAB_ARGS={args}"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout.splitlines()  # fmt: skip
-    assert ".venv/bin/workbench kernel install" in planned
-    (lab,) = [line for line in planned if " lab --notebook-dir=notebooks" in line]
+    (lab,) = [line for line in planned if "/jupyter lab " in line]
     argv = shlex.split(lab)
     argv[0] = str(Path(sys.executable).parent / "jupyter")  # this environment's .venv/bin
     env = os.environ | {"JUPYTER_PATH": str(installed)}
-    server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    try:
-        status = kernels = None
-        for _ in range(120):
+    with tempfile.TemporaryFile("w+") as log:
+        server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)  # fmt: skip
+
+        def answers() -> bool:
+            if server.poll() is not None:
+                log.seek(0)
+                raise AssertionError(f"the lab exited: {log.read()[-2000:]}")
             try:
-                status = _get(f"http://127.0.0.1:{port}/api/status", "t0k")
-                kernels = _get(f"http://127.0.0.1:{port}/api/kernelspecs", "t0k")
-                break
+                return bool(_get(f"http://127.0.0.1:{port}/api/status", "t0k"))
             except OSError:
-                time.sleep(0.5)
-        assert status is not None and "started" in status
-        assert KERNEL_NAME in kernels["kernelspecs"]
-        with pytest.raises(urllib.error.HTTPError):  # the token is needed
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(30)
+                return False
+
+        try:
+            wait_for(answers, 120, "the lab to answer")
+            yield planned
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(30)
 
 
 def _get(url: str, token: str) -> dict:
-    import urllib.request
 
     request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
     with urllib.request.urlopen(request, timeout=5) as answer:

@@ -322,3 +322,33 @@ def _get(url: str, token: str) -> dict:
     request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
     with urllib.request.urlopen(request, timeout=5) as answer:
         return json.loads(answer.read())
+
+
+def test_a_running_kernel_leaves_no_artifacts_in_the_notebook_folder(installed, tmp_path):
+    """Spark 4.0.0 made ``artifacts/spark-<uuid>/`` in the kernel's working folder, the
+    notebook's folder, for as long as the kernel ran. A kernel started there as JupyterLab
+    starts one, after a cell that used Spark, leaves the folder as it was."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    (tmp_path / "mine.ipynb").write_text("{}")
+    specs = KernelSpecManager(kernel_dirs=[str(installed / "kernels")])
+    manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
+    manager.start_kernel(env=as_users_start(), cwd=str(tmp_path))
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=TIMEOUT)
+        cell = (
+            "import os, workbench.notebook as wb\n"
+            "spark = wb.spark()\n"
+            "print(spark.range(5).selectExpr('sum(id) AS n').collect()[0].n, os.getcwd())"
+        )
+        reply, outputs = execute(client, cell)
+        assert reply["status"] == "ok", outputs
+        printed = "".join(o["text"] for o in outputs if o["output_type"] == "stream")
+        assert printed.split() == ["10", str(tmp_path)]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.ipynb"]  # kernel running
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)

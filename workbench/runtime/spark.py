@@ -6,8 +6,11 @@ needs is gathered here from the providers in :data:`JAR_PROVIDERS`.
 Where the JVM's output goes (:mod:`workbench.runtime.jvm_log`): by default its stderr (log4j at
 ``$WORKBENCH_SPARK_LOG_LEVEL``, default ERROR); a notebook kernel sends it, with PySpark's
 own error loggers, to a file under the workbench home instead. Spark's state stays out of
-the working folder: ``spark.sql.warehouse.dir`` is ``$WORKBENCH_HOME/spark-warehouse`` and
-the empty ``artifacts/`` folder Spark 4.0 leaves in the working folder is removed at exit.
+the working folder (a notebook's folder, a run folder): ``spark.sql.warehouse.dir`` is
+``$WORKBENCH_HOME/spark-warehouse``, and the session artifacts' root, which Spark 4.0.0
+makes as ``artifacts/spark-<uuid>`` in the working folder (SPARK-52396, fixed in 4.0.1 by
+putting it under the temp folder), is put under the JVM's temp folder before a session
+is made (:func:`_artifacts_in_tmp`); a left ``artifacts/`` is still removed at exit.
 
 A start is timed by phase (:class:`~workbench.runtime.spark_start.StartTimes`: the jars, the JVM,
 the SparkContext, the session, the UDFs; ``workbench replay`` and ``validate`` print
@@ -67,7 +70,8 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.streaming.checkpointFileManagerClass": CHECKPOINT_FILES,
     "spark.hadoop.fs.file.impl": LOCAL_FILES,
 }
-#: Spark 4.0.0 makes this folder in the working folder (SPARK-52396) and leaves it there.
+#: Spark 4.0.0 makes this folder in the working folder (SPARK-52396) unless
+#: :func:`_artifacts_in_tmp` gave it another, and leaves it there.
 ARTIFACTS = "artifacts"
 _MADE_HERE: list[Path] = []
 LOG4J = PACKAGE_DIR / "data" / "log4j2.properties"
@@ -180,7 +184,8 @@ def _start(master: str | None, app_name: str, conf: Mapping[str, str] | None) ->
     with jvm_log.started() as (level, output), times.phase("JVM"):
         _launch_jvm(settings, output)
     with times.phase("SparkContext"):
-        SparkContext.getOrCreate(SparkConf().setAll(list(settings.items())))
+        context = SparkContext.getOrCreate(SparkConf().setAll(list(settings.items())))
+        _artifacts_in_tmp(context._jvm)
     with times.phase("session"):
         builder = SparkSession.builder
         for key, value in settings.items():
@@ -270,6 +275,25 @@ def new_session(spark: SparkSession) -> SparkSession:
     other = spark.newSession()
     UDFS.register_all(other)
     return other
+
+
+def _artifacts_in_tmp(jvm: Any) -> None:
+    """Give Spark 4.0.0's artifact root (``ArtifactManager.artifactRootDirectory``, a lazy
+    value made as ``artifacts/spark-<uuid>`` under the working folder when the first
+    session state is built) a folder under ``java.io.tmpdir``, as Spark 4.0.1 does; Spark
+    deletes it at exit. A Spark without that field (the fix, or a later change) is left
+    as it is."""
+    from py4j.protocol import Py4JError
+
+    with contextlib.suppress(Py4JError):
+        manager = jvm.java.lang.Class.forName("org.apache.spark.sql.artifact.ArtifactManager$")
+        root, made = (manager.getDeclaredField(n) for n in ("artifactRootDirectory", "bitmap$0"))
+        root.setAccessible(True)
+        made.setAccessible(True)
+        if not made.getBoolean(None):  # not made yet: no session state was built
+            tmp = jvm.java.lang.System.getProperty("java.io.tmpdir")
+            root.set(None, jvm.org.apache.spark.util.Utils.createTempDir(tmp, ARTIFACTS).toPath())
+            made.setBoolean(None, True)
 
 
 def shutdown(timeout_s: float = 2.0) -> None:

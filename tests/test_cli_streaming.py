@@ -7,6 +7,7 @@ from cli_runner import workbench
 from readback import kafka_messages
 from streaming import new_topic, publish_events, surge_spec
 
+from workbench.dev.broker_cluster import BrokerCluster
 from workbench.dev.ports import free_port_run
 from workbench.schemas import default_registry
 
@@ -46,13 +47,30 @@ def test_dev_kafka_up_brokers_3_lists_three_brokers(tmp_path):
         lines = [line for line in status.stdout.splitlines() if "kafka running at" in line]
         assert [line.split()[3] for line in lines] == addresses
         assert all((tmp_path / "kafka" / f"broker-{i}" / "broker.log").exists() for i in (1, 2, 3))
+        assert status.stdout.startswith(
+            f"kafka cluster {cluster_id(tmp_path)}: 3 of 3 brokers answer"
+        )
         other = workbench("dev", "kafka", "up", *state, "--brokers", 2)
         assert other.returncode == 1 and "holds a 3-broker cluster" in other.stderr
+
+        # one node killed: status names it, counts the others, and fails (it said "3
+        # brokers", listed 2 and exited 0)
+        BrokerCluster.existing(tmp_path / "kafka").broker(2).stop()
+        status = workbench("dev", "kafka", "status", "--state-dir", tmp_path / "kafka")
+        assert status.returncode == 1, status.stdout
+        assert "2 of 3 brokers answer" in status.stdout.splitlines()[0]
+        assert f"kafka node 2 at {addresses[1]} is down (not running)" in status.stdout
+        lines = [line for line in status.stdout.splitlines() if "kafka running at" in line]
+        assert [line.split()[3] for line in lines] == [addresses[0], addresses[2]]
     finally:
         down = workbench("dev", "kafka", "down", "--state-dir", tmp_path / "kafka")
     assert down.returncode == 0 and "kafka stopped" in down.stdout
     status = workbench("dev", "kafka", "status", "--state-dir", tmp_path / "kafka")
     assert status.returncode == 3
+
+
+def cluster_id(tmp_path) -> str:
+    return BrokerCluster.existing(tmp_path / "kafka").cluster_id
 
 
 def test_generate_publishes_decodable_bookings(kafka_broker):

@@ -175,17 +175,33 @@ def cmd_kafka_down(args: argparse.Namespace) -> int:
 
 
 def cmd_kafka_status(args: argparse.Namespace) -> int:
+    """The broker, or each node of the cluster the state folder holds: exit 0 when every
+    configured node answers, 1 when some do not (each named), 3 when none runs."""
     cluster = _cluster(args)
-    running = [s for s in [_broker(args).status()] if s.running]
     if cluster is not None:
-        running += [s for s in cluster.status() if s.running]
-        print(f"kafka cluster {cluster.cluster_id}: {len(cluster.brokers)} brokers")
-    for status in running:
+        return _cluster_status(cluster)
+    status = _broker(args).status()
+    if status.running:
         print(f"kafka running at {status.bootstrap} (pid {status.pid}), log {status.log_file}")
-    if running:
         return 0
-    print(f"kafka not running (state in {_broker(args).state_dir})")
+    print(f"kafka not running (state in {status.state_dir})")
     return 3
+
+
+def _cluster_status(cluster) -> int:
+    answers = cluster.answering()
+    configured = len(cluster.brokers)
+    print(f"kafka cluster {cluster.cluster_id}: {sum(answers)} of {configured} brokers answer")
+    for node, (broker, answered) in enumerate(zip(cluster.brokers, answers, strict=True), 1):
+        status = broker.status()
+        if answered:
+            print(f"kafka running at {status.bootstrap} (pid {status.pid}), log {status.log_file}")
+        else:
+            why = f"pid {status.pid} runs but does not answer" if status.running else "not running"
+            print(f"kafka node {node} at {status.bootstrap} is down ({why}), log {status.log_file}")
+    if not any(b.status().running for b in cluster.brokers):
+        return 3
+    return 0 if all(answers) else 1
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -322,7 +338,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     q = actions.add_parser("down", help="stop the broker and the cluster's brokers", parents=[port])
     q.set_defaults(run=cmd_kafka_down)
     q = actions.add_parser(
-        "status", help="list the running brokers (exit 3 if none)", parents=[port]
+        "status",
+        help="the brokers that answer of those configured (exit 1 if any is down, 3 if none runs)",
+        parents=[port],
     )
     q.set_defaults(run=cmd_kafka_status)
     from workbench.cli import mirror as cli_mirror

@@ -84,6 +84,16 @@ class BrokerCluster:
         """Each node's process state; cheap, asks the brokers nothing."""
         return [b.status() for b in self.brokers]
 
+    def answering(self, timeout: float = 5.0) -> list[bool]:
+        """Whether each node answers a metadata request on its own address now (asked of
+        all at once, so a down node costs ``timeout`` once)."""
+
+        def answers(broker: Broker) -> bool:
+            return broker.status().running and bool(broker_ids(broker.bootstrap, timeout))
+
+        with ThreadPoolExecutor(max_workers=max(1, len(self.brokers))) as pool:
+            return list(pool.map(answers, self.brokers))
+
     def start(self, timeout: float = 120.0) -> list[BrokerStatus]:
         """Start every node not running (a quorum forms once most run) and wait until each
         answers and all are registered in the cluster's metadata."""

@@ -58,3 +58,42 @@ def test_status_of_a_folder_with_no_cluster(tmp_path):
     assert master_json(0) is None
     done = workbench("dev", "spark", "status", "--json", "--state-dir", tmp_path / "none")
     assert done.returncode == 3 and '"running": false' in done.stdout
+
+
+def test_cli_up_on_the_ports_given(tmp_path):
+    """`dev spark up` had no port options: a firewall or a job service config naming the
+    master's port could not be met. Given ports are used (the master's, its web UI's and
+    the workers'); a port in use is one line naming the option."""
+    import socket
+
+    from workbench.dev.ports import free_port_run, free_ports
+
+    state = tmp_path / "spark"
+    master, webui = free_ports(2)
+    worker = free_port_run(2)
+    ports = ("--master-port", master, "--webui-port", webui, "--worker-port", worker)
+    up = workbench("dev", "spark", "up", "--workers", 1, *ports, "--state-dir", state, timeout=180)
+    assert up.returncode == 0, up.stderr
+    assert f"spark master at spark://127.0.0.1:{master} (1/1 workers alive; web UI " in up.stdout
+    try:
+        info = master_json(webui)
+        assert info and info["url"] == f"spark://127.0.0.1:{master}"
+        assert [w["host"] + ":" + str(w["port"]) for w in info["workers"]] == [
+            f"127.0.0.1:{worker}"
+        ]
+        other = workbench("dev", "spark", "up", "--workers", 1, "--master-port", master + 1,
+                          "--state-dir", state)  # fmt: skip
+        assert other.returncode == 1 and f"port {master}, not {master + 1}" in other.stderr
+    finally:
+        assert workbench("dev", "spark", "down", "--state-dir", state).returncode == 0
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        busy = workbench("dev", "spark", "up", "--master-port", taken, "--state-dir", state)
+    assert busy.returncode == 1
+    assert busy.stderr.strip().splitlines() == [
+        f"error: Port {taken} on 127.0.0.1 is in use: give another --master-port, or leave "
+        "it out for a free one."
+    ]

@@ -12,9 +12,10 @@ from pathlib import Path
 def _cluster(args: argparse.Namespace):
     from workbench.dev.spark import SparkCluster
 
+    ports = {k: getattr(args, f"{k}_port", None) for k in ("master", "webui", "worker")}
     return SparkCluster(
         args.state_dir, workers=getattr(args, "workers", 2), cores=getattr(args, "cores", 1),
-        memory=getattr(args, "memory", "1g"),
+        memory=getattr(args, "memory", "1g"), ports=ports,
     )  # fmt: skip
 
 
@@ -148,6 +149,12 @@ def add_dev_commands(dev: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--timeout", type=float, default=90.0, help="seconds to wait for readiness (default 90)"
     )
+    q.add_argument("--master-port", type=int, help="the master's port (default: a free one)")
+    q.add_argument("--webui-port", type=int, help="the master's web UI port (default: a free one)")
+    q.add_argument(
+        "--worker-port", type=int, metavar="PORT",
+        help="worker N listens on PORT+2(N-1), its web UI on the next (default: free ones)",
+    )  # fmt: skip
     q.set_defaults(run=cmd_spark_up)
     q = actions.add_parser("down", parents=[where], help="stop the workers and the master")
     q.set_defaults(run=cmd_spark_down)

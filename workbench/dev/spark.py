@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from workbench.dev.ports import HOST, free_ports
+from workbench.dev.ports import HOST, free_ports, port_taken
 from workbench.exceptions import SetupError
 from workbench.jobs import procs
 from workbench.paths import subdir
@@ -79,14 +79,22 @@ class ClusterStatus:
 
 class SparkCluster:
     """A standalone master and ``workers`` workers (``cores`` and ``memory`` each) keeping
-    their state in ``state_dir``. Ports are chosen free at the first start and kept in
-    ``cluster.json`` while the cluster runs."""
+    their state in ``state_dir``. Ports are chosen free at the first start, unless given
+    (``ports``: ``master``, ``webui``, ``worker``: the first worker's, worker N taking
+    ``worker + 2(N-1)`` and its web UI the next), and kept in ``cluster.json`` while the
+    cluster runs."""
 
     def __init__(
-        self, state_dir: Path | None = None, workers: int = 2, cores: int = 1, memory: str = "1g"
+        self,
+        state_dir: Path | None = None,
+        workers: int = 2,
+        cores: int = 1,
+        memory: str = "1g",
+        ports: dict[str, int] | None = None,
     ):
         self.state_dir = Path(state_dir) if state_dir is not None else subdir("spark")
         self.workers, self.cores, self.memory = workers, cores, memory
+        self.ports = {k: v for k, v in (ports or {}).items() if v}
         self._children: dict[int, subprocess.Popen[bytes]] = {}
 
     # -- what runs ---------------------------------------------------------------------
@@ -142,6 +150,7 @@ class SparkCluster:
                     f"{self.state_dir}. Stop it first (workbench dev spark down), or ask for "
                     "the same number of workers."
                 )
+            self._same_ports(state)
             self._wait_ready(state, timeout)
             return self.status()
         self.stop()  # a half-dead cluster: end what is left of it
@@ -178,9 +187,36 @@ class SparkCluster:
             while self._alive(pid, name) and time.monotonic() < deadline:
                 time.sleep(0.05)
 
+    def _same_ports(self, state: dict[str, Any]) -> None:
+        keys = {"master": "port", "webui": "webui_port"}
+        for name, asked in self.ports.items():
+            running = state.get(keys.get(name, ""), asked)
+            if name in keys and running != asked:
+                raise SetupError(
+                    f"The Spark cluster in {self.state_dir} already runs with its {name} on "
+                    f"port {running}, not {asked}. Stop it first (workbench dev spark down)."
+                )
+
+    def _chosen_ports(self) -> tuple[int, int, list[int]]:
+        """The master's, its web UI's and each worker's two ports: those asked, the rest
+        free; SetupError naming the option when an asked one is in use."""
+        first = self.ports.get("worker")
+        workers = [first + n if first else None for n in range(2 * self.workers)]
+        asked = [("master-port", self.ports.get("master")), ("webui-port", self.ports.get("webui"))]
+        asked += [("worker-port", port) for port in workers]
+        for option, port in asked:
+            if port and port_taken(port):
+                raise SetupError(
+                    f"Port {port} on {HOST} is in use: give another --{option}, or leave it "
+                    "out for a free one."
+                )
+        free = iter(free_ports(sum(1 for _, port in asked if not port)))
+        port, webui, *rest = (port or next(free) for _, port in asked)
+        return port, webui, rest
+
     def _launch(self) -> dict[str, Any]:
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        port, webui, *worker_ports = free_ports(2 + 2 * self.workers)
+        port, webui, worker_ports = self._chosen_ports()
         state: dict[str, Any] = {
             "port": port, "webui_port": webui, "workers": self.workers,
             "cores": self.cores, "memory": self.memory, "pids": {},

@@ -36,7 +36,7 @@ def _client(args: argparse.Namespace):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    jobs = _client(args).list_jobs(team=args.team)
+    jobs = _client(args).list_jobs(team=args.team, archived=args.all)
     if args.json:
         _print_json(jobs)
     elif not jobs:
@@ -304,6 +304,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     q = action("list", "the jobs you may see, with live metrics", cmd_list, False, "jobs")
     q.add_argument("--team", help="only this team's jobs")
+    q.add_argument("--all", action="store_true", help="archived jobs too")
     action("show", "one job: status, run, metrics", cmd_show, json_of="job")
 
     q = action("submit", "run a spec as a new job (or a new version)", cmd_submit, job=False)
@@ -354,6 +355,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     q = action("move", "stop, then start on another Spark cluster from the checkpoint", cmd_move)
     q.add_argument("--cluster", required=True, help="the cluster to run on (clusters list)")
+
+    from workbench.cli import job_archive
+
+    job_archive.add_actions(action)
 
 
 def _connection(parser: argparse.ArgumentParser, default) -> None:

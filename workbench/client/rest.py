@@ -46,8 +46,11 @@ class ServiceClient:
             self.http.headers["Authorization"] = f"token {token}"
 
     # -- jobs -------------------------------------------------------------------------
-    def list_jobs(self, team: str | None = None) -> list[dict]:
-        return self._get("jobs", params={"team": team} if team else None)["jobs"]
+    def list_jobs(self, team: str | None = None, archived: bool = False) -> list[dict]:
+        params = {"team": team} if team else {}
+        if archived:
+            params["all"] = "1"
+        return self._get("jobs", params=params or None)["jobs"]
 
     def get_job(self, ref: int | str) -> dict:
         return self._get(_job(ref))
@@ -91,6 +94,15 @@ class ServiceClient:
 
     def restart(self, ref: int | str) -> dict:
         return self._send("POST", _job(ref, "restart"))
+
+    def archive(self, ref: int | str) -> dict:
+        return self._send("POST", _job(ref, "archive"))
+
+    def unarchive(self, ref: int | str) -> dict:
+        return self._send("POST", _job(ref, "unarchive"))
+
+    def delete(self, ref: int | str) -> dict:
+        return self._send("DELETE", _job(ref))
 
     def move(self, ref: int | str, cluster: str) -> dict:
         return self._send("POST", _job(ref, "move"), {"cluster": cluster})

@@ -37,7 +37,8 @@ SILENCE_KEYS = {"rule", "labels", "for", "comment", "team"}
 class JobsRoute(ApiHandler):
     async def get(self) -> None:
         team = self.get_query_argument("team", None)
-        self.reply({"jobs": await self.call("list_jobs", team=team or None)})
+        archived = self.get_query_argument("all", "") in ("1", "true")  # archived ones too
+        self.reply({"jobs": await self.call("list_jobs", team=team or None, archived=archived)})
 
     async def post(self) -> None:
         data = self.body(SUBMIT_KEYS, required=("name", "team", "spec_yaml"))
@@ -56,6 +57,9 @@ class JobRoute(ApiHandler):
         pin = check_schema_version(data)
         note = data.get("note") or ""
         self.reply(await self.call("edit", ref, data["spec_yaml"], note=note, schema_version=pin))
+
+    async def delete(self, ref: str) -> None:  # a job that does not run (409 otherwise)
+        self.reply(await self.call("delete", ref))
 
 
 class ActionRoute(ApiHandler):
@@ -164,7 +168,7 @@ _REF = r"([^/]+)"
 ROUTES: list[tuple[str, type[ApiHandler]]] = [
     ("jobs", JobsRoute),
     (f"jobs/{_REF}", JobRoute),
-    (f"jobs/{_REF}/(stop|start|restart)", ActionRoute),
+    (f"jobs/{_REF}/(stop|start|restart|archive|unarchive)", ActionRoute),
     (f"jobs/{_REF}/rollback", RollbackRoute),
     (f"jobs/{_REF}/versions", VersionsRoute),
     (rf"jobs/{_REF}/versions/(\d+)/notebook", NotebookRoute),
@@ -182,9 +186,9 @@ ROUTES: list[tuple[str, type[ApiHandler]]] = [
     *schema_routes.ROUTES,
 ]
 ROUTE_LIST = (
-    "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,rollback,versions,logs,progress,events,"
-    "alerts,move,failover}, jobs/JOB/versions/N/notebook, alerts, silences, silences/ID, me, "
-    "clusters, clusters/NAME, kafka-clusters, kafka-clusters/NAME"
+    "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,archive,unarchive,rollback,versions,logs,"
+    "progress,events,alerts,move,failover}, jobs/JOB/versions/N/notebook, alerts, silences, "
+    "silences/ID, me, clusters, clusters/NAME, kafka-clusters, kafka-clusters/NAME"
 )
 
 

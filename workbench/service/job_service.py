@@ -27,11 +27,21 @@ from workbench.jobs import authz, clusters, failover, moves, schema_pins, versio
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
 from workbench.jobs.rundir import RunDir
-from workbench.jobs.views import event_view, job_view, job_views, latest_run, version_view
+from workbench.jobs.views import (
+    event_view,
+    job_view,
+    job_views,
+    latest_run,
+    live_run,
+    version_view,
+)
 from workbench.schemas.versions import SchemaVersions
 from workbench.spec import _NAME, MAX_NAME
 
 RUNNING, STOPPED = "running", "stopped"
+#: desired states of a job put away: archived (hidden from lists, kept whole) and deleted
+#: (gone from every read, its name free again; its rows and events stay for the audit)
+ARCHIVED, DELETED = "archived", "deleted"
 
 
 class JobService(AlertQueries):
@@ -72,9 +82,13 @@ class JobService(AlertQueries):
     def principal(self, user: str | None) -> authz.Principal:
         return authz.principal(self.teams, user)
 
-    def list_jobs(self, who: authz.Principal, team: str | None = None) -> list[dict]:
+    def list_jobs(
+        self, who: authz.Principal, team: str | None = None, archived: bool = False
+    ) -> list[dict]:
+        """The jobs ``who`` may see (``archived``: the archived ones too)."""
         with self.db.snapshot() as s:
-            query = select(Job).order_by(Job.id)
+            hidden = [DELETED] if archived else [DELETED, ARCHIVED]
+            query = select(Job).where(Job.desired.not_in(hidden)).order_by(Job.id)
             if team is not None:
                 query = query.where(Job.team == team)
             jobs = [j for j in s.scalars(query) if authz.can_see(who, j.team)]
@@ -268,6 +282,46 @@ class JobService(AlertQueries):
             add_event(s, job.id, who.user, "restart")
             return self._view(s, job)
 
+    # -- putting jobs away -------------------------------------------------------------
+    def archive(self, who: authz.Principal, ref: int | str) -> dict:
+        """Hide a job that does not run from lists (``jobs list --all`` shows it); its
+        versions, runs and checkpoint stay, and ``unarchive`` brings it back stopped."""
+        with self._writing() as s:
+            job = self._idle(s, who, ref, "archive")
+            job.desired = ARCHIVED
+            add_event(s, job.id, who.user, "archive")
+            return self._view(s, job)
+
+    def unarchive(self, who: authz.Principal, ref: int | str) -> dict:
+        with self._writing() as s:
+            job = self._acting(s, who, ref, "unarchive")
+            if job.desired != ARCHIVED:
+                raise JobConflictError(f"Job '{job.name}' is not archived.")
+            job.desired = STOPPED
+            add_event(s, job.id, who.user, "unarchive")
+            return self._view(s, job)
+
+    def delete(self, who: authz.Principal, ref: int | str) -> dict:
+        """Remove a job that does not run: it is gone from every read and its name is free
+        for a new job. Its rows stay (renamed ``NAME~deleted-ID``) with a ``delete`` event,
+        the audit trail; run folders and checkpoints on disk are left as they are."""
+        with self._writing() as s:
+            job = self._idle(s, who, ref, "delete")
+            name = job.name
+            job.desired, job.name = DELETED, f"{name}~deleted-{job.id}"
+            add_event(s, job.id, who.user, "delete", name=name)
+            return {"id": job.id, "name": name, "team": job.team, "deleted": True}
+
+    def _idle(self, s: Session, who: authz.Principal, ref: int | str, verb: str) -> Job:
+        """The job ``who`` may act on, refused (409) while it runs or should run."""
+        job = self._acting(s, who, ref, verb)
+        if job.desired == RUNNING or live_run(s, job.id) is not None:
+            raise JobConflictError(
+                f"Job '{job.name}' is running: stop it first (workbench jobs stop "
+                f"{job.name}), then {verb} it."
+            )
+        return job
+
     # -- clusters (:mod:`workbench.jobs.clusters`, :mod:`workbench.jobs.moves`) ---------
     def list_clusters(self, who: authz.Principal) -> list[dict]:
         with self.db.snapshot() as s:
@@ -300,7 +354,8 @@ class JobService(AlertQueries):
     def _find(self, s: Session, ref: int | str) -> Job | None:
         if isinstance(ref, int) or str(ref).isdigit():
             number = int(ref)
-            return s.get(Job, number) if 0 < number < 2**63 else None  # no id overflows
+            job = s.get(Job, number) if 0 < number < 2**63 else None  # no id overflows
+            return None if job is None or job.desired == DELETED else job
         return s.scalars(select(Job).where(Job.name == str(ref))).first()
 
     def _visible(self, s: Session, who: authz.Principal, ref: int | str) -> Job:

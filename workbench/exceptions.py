@@ -402,6 +402,18 @@ class PromotionNotFoundError(JobServiceError):
         )
 
 
+class AdminOnlyError(JobServiceError):
+    """An operation of the service itself (e.g. reloading its config) asked by a non-admin."""
+
+    status = 403
+
+    def __init__(self, user: str, what: str):
+        super().__init__(
+            f"User '{clip(user)}' may not {what}: only admins (the teams file's 'admins', or "
+            "the owner's token) may."
+        )
+
+
 class ServiceRequestError(WorkbenchError):
     """The job service refused a request with an error this client has no class for;
     ``status`` is the HTTP status, ``kind`` the server's error type."""

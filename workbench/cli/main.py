@@ -317,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     from workbench.cli import warehouse as cli_warehouse
 
     cli_warehouse.add_commands(sub)
+    from workbench.cli import service as cli_service
+
+    cli_service.add_commands(sub)
     return parser
 
 

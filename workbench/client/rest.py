@@ -107,6 +107,10 @@ class ServiceClient:
     def move(self, ref: int | str, cluster: str) -> dict:
         return self._send("POST", _job(ref, "move"), {"cluster": cluster})
 
+    def reload_config(self) -> dict:
+        """The service reads service.yaml again (admins): what it applied."""
+        return self._send("POST", "service/reload")
+
     def list_clusters(self) -> list[dict]:
         return self._get("clusters")["clusters"]
 

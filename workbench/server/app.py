@@ -6,7 +6,8 @@ authenticate with ``Authorization: token T`` (or ``Bearer T``), T from the servi
 config's tokens, or the owner's token in ``$STATE/local-token`` (created 0600 on first
 start; its holder is an admin). The server runs the JobService's supervisor; SIGTERM or
 SIGINT stops the server and the supervisor, not the jobs (each is its own process, and
-the next start re-attaches to them). ``$STATE/service.json`` (``{url, pid, token_file}``)
+the next start re-attaches to them); SIGHUP reads service.yaml again (its clusters, teams
+and tokens, :mod:`workbench.service.reload`). ``$STATE/service.json`` (``{url, pid, token_file}``)
 tells clients where it listens; it is removed on a clean stop.
 """
 
@@ -28,6 +29,8 @@ from workbench.jobs.config import ServiceConfig
 from workbench.server.handlers import ApiHandler, NoRoute, rules
 from workbench.server.identity import Identify, TokenIdentity, local_token, read_token
 from workbench.server.pages import page_rules
+from workbench.server.reload_routes import refresh_tokens
+from workbench.service.reload import reload_config, summary
 
 
 class StandaloneHandler(ApiHandler):
@@ -66,7 +69,7 @@ def serve(
 
     config = ServiceConfig.load(state_dir, config_file)
     state = Path(config.state_dir)
-    service = JobService(config)
+    service = JobService(config, config_file)
     return asyncio.run(_run(service, config, state, host, port, ready))
 
 
@@ -75,7 +78,8 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
     from tornado.netutil import bind_sockets
 
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
-    app = make_app(service, identity_for(config, state), executor)
+    identity = identity_for(config, state)
+    app = make_app(service, identity, executor)
     try:
         sockets = bind_sockets(port, host)
     except OSError as err:
@@ -93,6 +97,9 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    loop.add_signal_handler(
+        signal.SIGHUP, lambda: loop.run_in_executor(executor, _reload, service, identity)
+    )
     print(f"workbench job service on {url} (state {state}, pid {os.getpid()})", flush=True)
     if not supervising:
         print(
@@ -111,6 +118,17 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
         _remove_service_file(record)
     print("workbench job service stopped (jobs keep running)", flush=True)
     return 0
+
+
+def _reload(service: Any, identity: TokenIdentity) -> None:
+    """SIGHUP: read service.yaml again; one line on stdout (the server's log) either way."""
+    try:
+        result = reload_config(service, service.config_file)
+    except WorkbenchError as err:
+        print(f"service.yaml not reloaded, the old config stays: {err}", flush=True)
+        return
+    refresh_tokens(identity, service)
+    print(summary(result), flush=True)
 
 
 def _url_host(host: str) -> str:

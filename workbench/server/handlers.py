@@ -15,7 +15,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from workbench.server import cluster_routes, kafka_cluster_routes, quality_routes, schema_routes
+from workbench.server import (
+    cluster_routes,
+    kafka_cluster_routes,
+    quality_routes,
+    reload_routes,
+    schema_routes,
+)
 from workbench.server.api import (
     API,
     ApiError,
@@ -184,11 +190,13 @@ ROUTES: list[tuple[str, type[ApiHandler]]] = [
     *kafka_cluster_routes.ROUTES,
     *quality_routes.ROUTES,
     *schema_routes.ROUTES,
+    *reload_routes.ROUTES,
 ]
 ROUTE_LIST = (
     "jobs, jobs/JOB, jobs/JOB/{stop,start,restart,archive,unarchive,rollback,versions,logs,"
     "progress,events,alerts,move,failover}, jobs/JOB/versions/N/notebook, alerts, silences, "
-    "silences/ID, me, clusters, clusters/NAME, kafka-clusters, kafka-clusters/NAME"
+    "silences/ID, me, clusters, clusters/NAME, kafka-clusters, kafka-clusters/NAME, "
+    "service/reload"
 )
 
 

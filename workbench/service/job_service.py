@@ -22,7 +22,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench.alertmanager.queries import AlertQueries
-from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
+from workbench.exceptions import (
+    AdminOnlyError,
+    JobConflictError,
+    JobNotFoundError,
+    JobServiceError,
+    clip,
+)
 from workbench.jobs import authz, clusters, failover, moves, schema_pins, versioning
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
@@ -36,6 +42,7 @@ from workbench.jobs.views import (
     version_view,
 )
 from workbench.schemas.versions import SchemaVersions
+from workbench.service.reload import reload_config
 from workbench.spec import _NAME, MAX_NAME
 
 RUNNING, STOPPED = "running", "stopped"
@@ -45,8 +52,9 @@ ARCHIVED, DELETED = "archived", "deleted"
 
 
 class JobService(AlertQueries):
-    def __init__(self, config: ServiceConfig):
+    def __init__(self, config: ServiceConfig, config_file: Path | None = None):
         self.config = config
+        self.config_file = config_file  # what reload_config reads (None: STATE/service.yaml)
         self.db = open_database(config.database_url)
         self.teams = authz.Teams.load(config.teams_file)
         self.schemas = SchemaVersions()  # the published schema versions jobs pin
@@ -321,6 +329,14 @@ class JobService(AlertQueries):
                 f"{job.name}), then {verb} it."
             )
         return job
+
+    # -- the service's own config ------------------------------------------------------
+    def reload_config(self, who: authz.Principal) -> dict:
+        """Read service.yaml again and apply its clusters, teams and tokens
+        (:mod:`workbench.service.reload`); admins only."""
+        if not who.admin:
+            raise AdminOnlyError(who.user, "reload the service's config")
+        return reload_config(self, self.config_file)
 
     # -- clusters (:mod:`workbench.jobs.clusters`, :mod:`workbench.jobs.moves`) ---------
     def list_clusters(self, who: authz.Principal) -> list[dict]:

@@ -254,9 +254,13 @@ def test_daggers_default_config_and_a_dedup_job_import_validate_and_run(kafka_br
 def test_a_dedup_over_a_group_by_without_the_event_time_is_refused(tmp_path):
     """A query the rowtime cannot be added to: the import fails for it, and with
     ``--ignore-unsupported`` the spec has no ``deduplicate`` (so it still validates)."""
-    text = (FIXTURES / "dedup.properties").read_text().replace(
-        "SELECT order_number, customer_id, rowtime FROM `data_stream_0`",
-        "SELECT order_number, COUNT(*) AS n FROM `data_stream_0` GROUP BY order_number",
+    text = (
+        (FIXTURES / "dedup.properties")
+        .read_text()
+        .replace(
+            "SELECT order_number, customer_id, rowtime FROM `data_stream_0`",
+            "SELECT order_number, COUNT(*) AS n FROM `data_stream_0` GROUP BY order_number",
+        )
     )
     props = tmp_path / "grouped.properties"
     props.write_text(text)

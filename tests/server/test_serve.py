@@ -97,7 +97,7 @@ def test_bad_requests_are_400_saying_what_to_send(served, alice_job):
     _error(served.call("GET", f"jobs/{ref}/logs?offset=x", "alice"), 400)
     error = _error(served.call("GET", "nowhere", "alice"), 404)
     assert "jobs/JOB" in error["message"]
-    error = _error(served.call("DELETE", f"jobs/{ref}", "alice"), 405)
+    error = _error(served.call("PUT", "jobs", "alice", {}), 405)  # (DELETE jobs/JOB deletes)
 
 
 def test_versions_edit_rollback_events_logs_progress(served, alice_job, surge_yaml):

@@ -88,12 +88,15 @@ def test_delete_refuses_a_running_job_then_frees_its_name(service):
     service.call("POST", "jobs/exp-running/stop", "alice")
 
     job = stopped(service, "exp-deleted")
+    placed = service.call("GET", f"clusters/{job['cluster']}", "alice").json()["jobs"]
     done = as_user(service, "alice", "delete", "exp-deleted")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"deleted job exp-deleted (id {job['id']}, team pricing)"
     assert "exp-deleted" not in names(service, "alice", "--all")
     for ref in ("exp-deleted", str(job["id"])):
         assert service.call("GET", f"jobs/{ref}", "alice").status_code == 404
+    after = service.call("GET", f"clusters/{job['cluster']}", "alice").json()["jobs"]
+    assert after == placed - 1  # no longer counted on its cluster
     gone = service.call("DELETE", "jobs/exp-deleted", "alice")
     assert gone.status_code == 404
     # the audit trail keeps who deleted what

@@ -335,7 +335,9 @@ class ServiceConfig(_Model):
     )
     external_url: str = Field(
         default="",
-        description="The service's address in notification links (unset: where it listens).",
+        description="The service's public URL, as people open it (e.g. behind a proxy or "
+        "JupyterHub): notifications link to it (`externalURL`, each alert's job page). "
+        "Unset: notifications carry no links.",
     )
     heartbeat_s: float = Field(
         default=2.0, gt=0, description="How often a job process writes its heartbeat."

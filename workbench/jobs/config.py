@@ -166,6 +166,13 @@ class Alerting(_Model):
         gt=0,
         description="The window over which no_data, no_sink_write and the ratios are measured.",
     )
+    resolve_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="A metric rule's alerts still firing resolve once the job read no "
+        "micro-batch for this long (its input stopped); a stopped job's resolve at once "
+        "(Alertmanager's resolve_timeout, 5 minutes).",
+    )
     retention_h: float = Field(
         default=120.0,
         gt=0,

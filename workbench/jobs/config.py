@@ -49,6 +49,7 @@ from workbench.exceptions import (
 )
 from workbench.paths import home
 from workbench.resources import Resources
+from workbench.urls import check_http_url
 from workbench.yamlsafe import read_yaml
 
 
@@ -376,6 +377,11 @@ class ServiceConfig(_Model):
                 where = f" (key {'.'.join(field)})" if field else ""
                 raise ValueError(f"notifier '{name}' of team '{team}'{where}: {err}") from None
         return checked
+
+    @field_validator("external_url")
+    @classmethod
+    def _public_url(cls, value: str) -> str:
+        return check_http_url(value) if value else value
 
     @field_validator("clusters", "kafka_clusters")
     @classmethod

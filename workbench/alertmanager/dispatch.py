@@ -203,11 +203,12 @@ def _due(
 ) -> list[AlertRow]:
     """The firing alerts of one group to notify a receiver of again, given each one's
     newest firing row for it (``marks``) and when the group was last delivered there."""
-    if any(m is not None and m.status == PENDING for m in marks.values()):
+    last = {fp: m.status for fp, m in marks.items() if m is not None}
+    if PENDING in last.values():
         return []  # a notification of the group is on its way: it carries them all
-    loud = [r for r in rows if r.fingerprint not in muted and marks[r.fingerprint] is not None]
-    ended = [r for r in loud if marks[r.fingerprint].status == SILENCED]  # type: ignore[union-attr]
-    told = [r for r in loud if marks[r.fingerprint].status == SENT]  # type: ignore[union-attr]
+    loud = [r for r in rows if r.fingerprint not in muted]
+    ended = [r for r in loud if last.get(r.fingerprint) == SILENCED]
+    told = [r for r in loud if last.get(r.fingerprint) == SENT]
     if told and since is not None and now() - since >= timedelta(milliseconds=repeat_ms):
         return ended + told
     return ended

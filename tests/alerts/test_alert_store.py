@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from alertkit import rule, statuses, submit
+from alertkit import FAST, rule, statuses, submit
 from polling import wait_for
 from sqlalchemy import select
 
@@ -105,3 +105,41 @@ def test_an_alert_of_a_removed_rule_is_resolved(alert_service, http_receiver):
              "the old rule's alert resolved")  # fmt: skip
     [old] = [a for a in service.list_alerts(root) if a["rule"] == "hot"]
     assert old["status"] == "resolved" and old["ends_at"]
+
+
+def test_a_stopped_job_resolves_its_alerts(alert_service, http_receiver):
+    hook = http_receiver.endpoint("store-stopped")
+    service = alert_service()
+    job = submit(service, "hot-stopped", "fire:3-100000", [rule()], {"hook": hook.url})
+    assert statuses(hook.wait_for(1, timeout=30)) == ["firing"]
+    root = service.principal("root")
+    service.stop(root, job["id"])
+    firing, resolved = hook.wait_for(2, timeout=30)
+    assert resolved.json["status"] == "resolved"
+    assert resolved.json["notification_reason"] == "all alerts resolved"
+    assert resolved.json["alerts"][0]["fingerprint"] == firing.json["alerts"][0]["fingerprint"]
+    assert _history(service, "hot-stopped") == ["firing", "resolved"]
+    assert service.get_job(root, job["id"])["alerts_firing"] == 0
+
+
+def test_alerts_of_an_idle_input_resolve_after_resolve_timeout(alert_service, http_receiver):
+    """The job runs on but its input stopped after batch 4: no observation comes, and the
+    alert resolves once ``resolve_timeout_s`` passed without one."""
+    hook = http_receiver.endpoint("store-idle")
+    service = alert_service(alerting={**FAST["alerting"], "resolve_timeout_s": 1})
+    job = submit(service, "hot-idle", "fire:3-100000 idle:4", [rule()], {"hook": hook.url})
+    firing, resolved = hook.wait_for(2, timeout=30)
+    assert statuses([firing, resolved]) == ["firing", "resolved"]
+    root = service.principal("root")
+    assert service.get_job(root, job["id"])["status"] == "RUNNING"
+    assert _history(service, "hot-idle") == ["firing", "resolved"]
+
+
+def test_a_busy_input_keeps_firing_past_resolve_timeout(alert_service, http_receiver):
+    hook = http_receiver.endpoint("store-busy")
+    service = alert_service(alerting={**FAST["alerting"], "resolve_timeout_s": 3})
+    job = submit(service, "hot-busy", "fire:3-100000", [rule()], {"hook": hook.url})
+    hook.wait_for(1, timeout=30)
+    first = _batches(service, job["id"])
+    wait_for(lambda: _batches(service, job["id"]) > first + 20, 60, "batches past the timeout")
+    assert _history(service, "hot-busy") == ["firing"]

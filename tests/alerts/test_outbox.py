@@ -48,8 +48,9 @@ def test_rows_of_a_group_come_due_together_and_back_off(db, tmp_path):
             outbox.enqueue(s, job, hot, _alert(job, hot, cell), "http://wb/", hot.notify)
     with db.session() as s:
         groups = outbox.due_groups(s, now() + timedelta(seconds=1))
-        assert groups == [("pricing", "a", f"{job.id}/hot/firing"), ("pricing", "b", groups[1][2])]
-        rows = outbox.group_rows(s, "a", groups[0][2])
+        assert groups == [("pricing", "a", job.id, "hot"), ("pricing", "b", job.id, "hot")]
+        rows = outbox.group_rows(s, "a", job.id, "hot")
+        assert {r.group_key for r in rows} == {f"{job.id}/hot"}  # firing and resolved alike
         assert [outbox.payload(r)["alerts"][0]["labels"]["service_area_id"] for r in rows] == [
             "7", "8"
         ]  # fmt: skip
@@ -63,7 +64,8 @@ def test_rows_of_a_group_come_due_together_and_back_off(db, tmp_path):
     with db.session() as s:
         sent = [r for r in s.query(OutboxRow).order_by(OutboxRow.id) if r.receiver == "a"]
         assert {(r.status, r.attempts, r.last_error) for r in sent} == {("sent", 5, "400")}
-        assert outbox.last_firing(s, "fp7", "a").status == "sent"
+        assert outbox.told(s, "a", job.id, "hot") == {"fp7": "firing", "fp8": "firing"}
+        assert outbox.told(s, "b", job.id, "hot") == {}
 
 
 def test_the_summary_is_rendered_and_the_link_is_the_health_page():

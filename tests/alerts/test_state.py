@@ -195,3 +195,20 @@ def test_health_rules_use_the_same_machine(status):
         true = down.condition is not None and down.condition.holds(now, {})
         out += ev.step("down", second * 5000, {fp: {"labels": {}, "values": {}}} if true else {})
     assert [(t.status, t.at) for t in out] == [("firing", 10_000), ("resolved", 15_000)]
+
+
+def test_expire_resolves_what_fires_and_later_points_count_as_before():
+    """No point will come (the input or the job stopped): expire resolves the firing
+    alerts at the time given and forgets the pending ones; the rule's points go on."""
+    ev = Evaluator([rule(**{"for": "2m"})], "job")
+    other = {"tag_s2id": "xyz"}
+    ev.step("hot", 0, hit(bookings=400))
+    ev.step("hot", 2 * MIN, hit(bookings=400) | hit(other, bookings=500))  # abc fires
+    [resolved] = ev.expire("hot", 99 * MIN)
+    assert (resolved.status, resolved.at, resolved.ends_at) == ("resolved", 99 * MIN, 99 * MIN)
+    assert resolved.labels == CELL and resolved.starts_at == 2 * MIN
+    assert ev.firing() == [] and len(ev.states) == 1  # the pending xyz is forgotten
+    assert ev.expire("hot", 100 * MIN) == []
+    assert ev.last_at["hot"] == 2 * MIN
+    again = ev.step("hot", 3 * MIN, hit(bookings=400))
+    assert again == [] and ev.states[next(iter(hit()))].status == "pending"

@@ -144,3 +144,11 @@ def test_an_unknown_kafka_cluster_names_the_known_ones(tmp_path):
     with pytest.raises(KafkaClusterNotFoundError, match="Did you mean main") as err:
         config.kafka_cluster("mian")
     assert err.value.status == 404
+
+
+def test_external_url_is_the_public_url_or_an_error(tmp_path):
+    (tmp_path / "service.yaml").write_text("external_url: https://wb.example.com/lab/\n")
+    assert ServiceConfig.load(tmp_path).external_url == "https://wb.example.com/lab/"
+    (tmp_path / "service.yaml").write_text("external_url: wb.example.com\n")
+    with pytest.raises(SpecError, match="external_url.*not an http\\(s\\) URL"):
+        ServiceConfig.load(tmp_path)

@@ -11,6 +11,7 @@ Both are session-scoped pytest fixtures registered in ``tests/conftest.py``'s
         assert request.json["status"] == "firing"
 
         hook.fail(500, seconds=30)    # answer 500 for 30 s (or times=N requests)
+        hook.recover()                # answer as before again, now
         http_receiver.down(60)        # refuse connections for 60 s, then listen again
                                       # on the same port (or at once: http_receiver.up())
 
@@ -100,6 +101,12 @@ class Endpoint:
         rule = self.receiver.rule(self.path)
         rule.fail_status, rule.fail_times = status, times
         rule.fail_until = time.monotonic() + seconds if seconds else 0.0
+        return self
+
+    def recover(self) -> Endpoint:
+        """Stop failing (after :meth:`fail`): answer as :meth:`reply` says again."""
+        rule = self.receiver.rule(self.path)
+        rule.fail_times, rule.fail_until = 0, 0.0
         return self
 
     def delay(self, seconds: float) -> Endpoint:

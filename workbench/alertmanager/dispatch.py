@@ -1,14 +1,12 @@
 """The dispatcher: a thread of the supervising process that delivers the outbox.
 
-Every ``alerting.dispatch_s`` it finds the groups (job, rule, firing or resolved;
-receiver) with a pending row due, and hands each to a worker; one receiver has at most
-one delivery in flight, so a slow or dead receiver holds up only its own notifications,
-never ingestion (the supervisor's thread) nor the other receivers. A group is sent as one
-:class:`~workbench.notify.registry.Notification` of all its pending alerts, after:
-
-- silences: an alert a silence of its team mutes is not sent (its row: ``silenced``);
-- resolved alerts whose firing notification never reached the receiver (silenced) are
-  not sent either (``skipped``); one whose firing notification is still pending waits.
+Every ``alerting.dispatch_s`` it finds the groups (one rule of one job; receiver) with a
+pending row due, and hands each to a worker; one receiver has at most one delivery in
+flight, so a slow or dead receiver holds up only its own notifications, never ingestion
+(the supervisor's thread) nor the other receivers. A group is sent as one
+:class:`~workbench.notify.registry.Notification` of all its alerts, firing and resolved
+together, with the group's status and Alertmanager's reason (:mod:`.flush`, which also
+applies silences).
 
 Delivered rows are ``sent``. A failure (the receiver down, an error answer, an unknown
 notifier name) keeps the rows pending, due again after ``retry_s * 2^(attempts-1)``
@@ -16,8 +14,9 @@ seconds (at most ``retry_max_s``; a failure that cannot pass by itself, such as 
 answer or an unknown name, after ``retry_max_s``, so a fixed config is picked up), with
 the error in ``last_error``: nothing is dropped.
 
-Every ``REPEAT_EVERY_S`` it also re-notifies alerts still firing: after the rule's
-``repeat_interval`` since the last delivery, or once a silence that muted them ended.
+Every ``REPEAT_EVERY_S`` it also re-notifies groups still firing: after the rule's
+``repeat_interval`` since the group's last delivery, and an alert once a silence that
+muted it ended.
 """
 
 from __future__ import annotations
@@ -26,19 +25,20 @@ import json
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench.alertmanager import outbox, silences
+from workbench.alertmanager.flush import flush
 from workbench.alertmanager.rulebook import RuleBook
 from workbench.exceptions import NotifyError, did_you_mean
-from workbench.jobs.alert_tables import PENDING, SENT, SILENCED, SKIPPED, AlertRow, OutboxRow
+from workbench.jobs.alert_tables import PENDING, SENT, SILENCED, AlertRow, OutboxRow
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Database, Job, now
-from workbench.notify.registry import NOTIFIERS, Notification, deliver
+from workbench.notify.registry import NOTIFIERS, deliver
 
 LOG = logging.getLogger(__name__)
 REPEAT_EVERY_S = 5.0
@@ -94,44 +94,50 @@ class Dispatcher:
                     outbox.prune(s, self.config.alerting.retention_h)
         with self.db.session() as s:
             groups = outbox.due_groups(s)
-        for team, receiver, key in groups:
+        for team, receiver, job_id, rule in groups:
             if wait or self._pool is None:
-                self.send_group(receiver, key)
+                self.send_group(receiver, job_id, rule)
                 continue
             with self._busy_lock:
                 if (team, receiver) in self._busy:
                     continue
                 self._busy.add((team, receiver))
-            self._pool.submit(self._work, team, receiver, key)
+            self._pool.submit(self._work, team, receiver, job_id, rule)
 
-    def _work(self, team: str, receiver: str, key: str) -> None:
+    def _work(self, team: str, receiver: str, job_id: int, rule: str) -> None:
         try:
-            self.send_group(receiver, key)
+            self.send_group(receiver, job_id, rule)
         except Exception:
-            LOG.exception("notifying %s of group %s", receiver, key)
+            LOG.exception("notifying %s of rule %s of job %s", receiver, rule, job_id)
         finally:
             with self._busy_lock:
                 self._busy.discard((team, receiver))
 
     # -- one group ------------------------------------------------------------------------
-    def send_group(self, receiver: str, key: str) -> bool | None:
-        """Deliver the pending rows of one group to ``receiver``: True when delivered,
-        False when it failed (retried later), None when there was nothing to send."""
+    def send_group(self, receiver: str, job_id: int, rule: str) -> bool | None:
+        """Deliver one group's notification to ``receiver``: True when delivered, False
+        when it failed (retried later), None when there was nothing to send."""
+        link = outbox.base_url(self.config)
         with self.db.session() as s:
-            rows = self._sendable(s, outbox.group_rows(s, receiver, key))
-            if not rows:
+            job = s.get(Job, job_id)
+            rules = self.book.of(s, job) if job is not None else None
+            spec = rules.rule(rule) if rules is not None else None
+            found = flush(s, job, spec, outbox.group_rows(s, receiver, job_id, rule), link)
+            if found is None:
                 return None
-            ids = [r.id for r in rows]
-            job = s.get(Job, rows[0].job_id)
-            config = self.book.receiver(self.book.of(s, job), receiver) if job else None
-            known = self.book.receivers(self.book.of(s, job)) if job else []
-            note = _notification([outbox.payload(r) for r in rows])
+            ids, waiting = [r.id for r in found.rows], [r.id for r in found.waiting]
+            config = self.book.receiver(rules, receiver) if rules is not None else None
+            known = self.book.receivers(rules) if rules is not None else []
+            name = job.name if job is not None else str(job_id)
+            note = found.notification(receiver, f"{name}/{rule}", link)
         try:
             self._deliver(receiver, config, known, note)
         except Exception as err:
             retryable = bool(getattr(err, "retryable", True))
             with self.db.session() as s:
                 delay = outbox.mark_failed(s, ids, str(err), self.config, retryable)
+                later = now() + timedelta(seconds=delay)
+                outbox.postpone(outbox.rows(s, waiting), later)
             LOG.warning("notifying %s failed, again in %.0f s: %s", receiver, delay, err)
             return False
         with self.db.session() as s:
@@ -151,78 +157,58 @@ class Dispatcher:
             )
         deliver(NOTIFIERS.config(config), note, self.config.alerting.timeout_s)
 
-    def _sendable(self, s: Session, rows: list[OutboxRow]) -> list[OutboxRow]:
-        """The rows to send now; silenced and needless ones are marked, a resolved row
-        whose firing notification is still pending waits."""
-        if not rows:
-            return []
-        muting = silences.active(s, rows[0].team)
-        out = []
-        for row in rows:
-            alert = outbox.payload(row)["alerts"][0]
-            labels = {**alert.get("labels", {}), "job": alert.get("job", "")}
-            if (found := silences.silenced(muting, row.rule, labels)) is not None:
-                row.status, row.last_error = SILENCED, f"silence {found.id}"
-                continue
-            if row.kind == "resolved":
-                firing = outbox.last_firing(s, row.fingerprint, row.receiver, before=row.id)
-                if firing is not None and firing.status == PENDING:
-                    row.next_attempt_at = max(row.next_attempt_at, firing.next_attempt_at)
-                    continue
-                if firing is None or firing.status != SENT:
-                    row.status, row.last_error = SKIPPED, "its firing notification was not sent"
-                    continue
-            out.append(row)
-        return out
-
     # -- repeats --------------------------------------------------------------------------
     def repeat(self, s: Session) -> None:
-        """Queue a firing notification again for each alert still firing whose last one,
-        per receiver, was delivered ``repeat_interval`` ago or muted by an ended silence.
-        A few queries whatever the number of alerts firing (the last rows in one)."""
+        """Queue a firing notification again, per receiver, for the alerts of each group
+        still firing whose last delivery was ``repeat_interval`` ago, and for an alert a
+        silence muted once it ended. A few queries whatever the number of alerts."""
         link = outbox.base_url(self.config)
-        last = outbox.last_firing_rows(s)
-        muting: dict[str, list] = {}
+        last, sent = outbox.last_firing_rows(s), outbox.last_sent(s)
+        groups: dict[tuple[int, str], list[AlertRow]] = {}
         for row in s.scalars(select(AlertRow).where(AlertRow.status == "firing")):
-            job = s.get(Job, row.job_id)
-            rules = self.book.of(s, job) if job is not None else None
-            rule = rules.rule(row.rule) if rules is not None else None
+            groups.setdefault((row.job_id, row.rule), []).append(row)
+        muting: dict[str, list] = {}
+        for (job_id, name), rows in groups.items():
+            job = s.get(Job, job_id)
+            rule = self.book.of(s, job).rule(name) if job is not None else None
             if job is None or rule is None:
                 continue
             if job.team not in muting:
                 muting[job.team] = silences.active(s, job.team)
-            labels = json.loads(row.labels_json or "{}")
-            muted = silences.silenced(muting[job.team], row.rule,
-                                      {**labels, "job": job.name}) is not None  # fmt: skip
-            due = [
-                r for r in rule.notify
-                if _repeat_due(last.get((row.fingerprint, r)), rule.repeat_interval_ms, muted)
-            ]  # fmt: skip
-            if due:
-                values = json.loads(row.last_value_json or "{}")
-                alert = outbox.make_alert(
-                    job, rule, row.fingerprint, labels, "firing", row.starts_at, None, values, link
-                )
-                outbox.enqueue(s, job, rule, alert, link, due)
+            muted = {
+                r.fingerprint
+                for r in rows
+                if silences.silenced(muting[job.team], name,
+                                     {**json.loads(r.labels_json or "{}"), "job": job.name})
+            }  # fmt: skip
+            for receiver in rule.notify:
+                marks = {r.fingerprint: last.get((r.fingerprint, receiver)) for r in rows}
+                since = sent.get((job_id, name, receiver))
+                for row in _due(rows, marks, muted, since, rule.repeat_interval_ms):
+                    labels = json.loads(row.labels_json or "{}")
+                    values = json.loads(row.last_value_json or "{}")
+                    alert = outbox.make_alert(
+                        job, rule, row.fingerprint, labels, "firing", row.starts_at, None,
+                        values, link,
+                    )  # fmt: skip
+                    outbox.enqueue(s, job, rule, alert, link, [receiver])
 
 
-def _repeat_due(last: OutboxRow | None, repeat_ms: int, muted: bool) -> bool:
-    """Whether an alert firing still is due again at a receiver whose newest firing row
-    is ``last``."""
-    if last is None:
-        return False  # a receiver added to the rule after the alert fired
-    if last.status == SILENCED:
-        return not muted
-    if last.status == SENT and last.sent_at is not None:
-        return now() - last.sent_at >= timedelta(milliseconds=repeat_ms)
-    return False
-
-
-def _notification(payloads: list[dict[str, Any]]) -> Any:
-    """One notification of the alerts of ``payloads`` (one-alert notifications of one
-    group and receiver)."""
-
-    first = Notification.from_dict(payloads[0])
-    alerts = [a for p in payloads for a in Notification.from_dict(p).alerts]
-    status = "firing" if any(a.status == "firing" for a in alerts) else "resolved"
-    return Notification(first.receiver, first.group_key, alerts, status, first.external_url)
+def _due(
+    rows: list[AlertRow],
+    marks: dict[str, OutboxRow | None],
+    muted: set[str],
+    since: datetime | None,
+    repeat_ms: int,
+) -> list[AlertRow]:
+    """The firing alerts of one group to notify a receiver of again, given each one's
+    newest firing row for it (``marks``) and when the group was last delivered there."""
+    last = {fp: m.status for fp, m in marks.items() if m is not None}
+    if PENDING in last.values():
+        return []  # a notification of the group is on its way: it carries them all
+    loud = [r for r in rows if r.fingerprint not in muted]
+    ended = [r for r in loud if last.get(r.fingerprint) == SILENCED]
+    told = [r for r in loud if last.get(r.fingerprint) == SENT]
+    if told and since is not None and now() - since >= timedelta(milliseconds=repeat_ms):
+        return ended + told
+    return ended

@@ -2,11 +2,14 @@
 
 A transition (or a repeat of a still-firing alert) adds one ``pending`` row per notifier
 its rule names, due after the rule's ``group_wait``; its payload is a one-alert
-:class:`~workbench.notify.registry.Notification` as a dict. The dispatcher sends the
-pending rows of one group (job, rule, firing or resolved) and receiver as one
-notification, then marks them ``sent``; a failed delivery leaves them ``pending``, due
-again after a capped exponential backoff. Silenced and needless rows are marked
-``silenced`` / ``skipped``; :func:`prune` deletes rows done for longer than the retention
+:class:`~workbench.notify.registry.Notification` as a dict. A group is one rule of one job
+(``job_id``, ``rule``; ``group_key`` ``JOB_ID/RULE``): the dispatcher sends the pending
+rows of one group and receiver, firing and resolved together, as one notification
+(:mod:`workbench.alertmanager.flush`), then marks them ``sent``; a failed delivery leaves
+them ``pending``, due again after a capped exponential backoff. The newest row ``sent``
+of each alert and receiver is what the receiver was last told (:func:`told`), as
+Alertmanager's notification log. Silenced and needless rows are marked ``silenced`` /
+``skipped``; :func:`prune` deletes rows done for longer than the retention
 (``alerting.retention_h``) once their alert is no longer firing, never a pending one.
 """
 
@@ -15,7 +18,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select
@@ -37,14 +39,10 @@ def moment(millis: int | None) -> datetime | None:
 
 
 def base_url(config: ServiceConfig) -> str:
-    """Where the service is reached: ``external_url``, else where it listens."""
-    if config.external_url:
-        return config.external_url.rstrip("/") + "/"
-    try:
-        data = json.loads((Path(config.state_dir) / "service.json").read_text(encoding="utf-8"))
-        return str(data["url"]).rstrip("/") + "/"
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
+    """The service's public URL (``external_url``) with one trailing slash; "" when none is
+    configured: never the address some process of the service happens to listen on (a
+    CLI-started service on a random port is not where people look)."""
+    return config.external_url.rstrip("/") + "/" if config.external_url else ""
 
 
 def make_alert(
@@ -92,7 +90,7 @@ def enqueue(
                 rule=rule.name,
                 fingerprint=alert.fingerprint,
                 kind=alert.status,
-                group_key=f"{job.id}/{rule.name}/{alert.status}",
+                group_key=f"{job.id}/{rule.name}",
                 payload_json=json.dumps(note.to_dict()),
                 status=PENDING,
                 attempts=0,
@@ -101,36 +99,62 @@ def enqueue(
         )
 
 
-def due_groups(s: Session, at: datetime | None = None) -> list[tuple[str, str, str]]:
-    """(team, receiver, group key) of every group with a pending row due at ``at``,
+def due_groups(s: Session, at: datetime | None = None) -> list[tuple[str, str, int, str]]:
+    """(team, receiver, job id, rule) of every group with a pending row due at ``at``,
     oldest first."""
     query = (
-        select(OutboxRow.team, OutboxRow.receiver, OutboxRow.group_key, OutboxRow.id)
+        select(OutboxRow.team, OutboxRow.receiver, OutboxRow.job_id, OutboxRow.rule)
         .where(OutboxRow.status == PENDING, OutboxRow.next_attempt_at <= (at or now()))
         .order_by(OutboxRow.id)
     )
-    groups: dict[tuple[str, str, str], None] = {}
-    for team, receiver, key, _ in s.execute(query):
-        groups.setdefault((team, receiver, key), None)
+    groups: dict[tuple[str, str, int, str], None] = {}
+    for team, receiver, job_id, rule in s.execute(query):
+        groups.setdefault((team, receiver, job_id, rule), None)
     return list(groups)
 
 
-def group_rows(s: Session, receiver: str, key: str) -> list[OutboxRow]:
-    """The pending rows of one group for one receiver, oldest first."""
+def group_rows(s: Session, receiver: str, job_id: int, rule: str) -> list[OutboxRow]:
+    """The pending rows of one group for one receiver, oldest first (due or not)."""
     query = select(OutboxRow).where(
-        OutboxRow.status == PENDING, OutboxRow.receiver == receiver, OutboxRow.group_key == key
+        OutboxRow.status == PENDING,
+        OutboxRow.receiver == receiver,
+        OutboxRow.job_id == job_id,
+        OutboxRow.rule == rule,
     )
     return list(s.scalars(query.order_by(OutboxRow.id)))
 
 
-def last_firing(s: Session, fp: str, receiver: str, before: int | None = None) -> OutboxRow | None:
-    """The newest firing row of alert ``fp`` for ``receiver`` (older than row ``before``)."""
-    query = select(OutboxRow).where(
-        OutboxRow.fingerprint == fp, OutboxRow.receiver == receiver, OutboxRow.kind == "firing"
+def told(s: Session, receiver: str, job_id: int, rule: str) -> dict[str, str]:
+    """What ``receiver`` was last told of each alert of the group: fingerprint -> firing or
+    resolved (the newest row sent)."""
+    newest = (
+        select(func.max(OutboxRow.id))
+        .where(
+            OutboxRow.status == SENT,
+            OutboxRow.receiver == receiver,
+            OutboxRow.job_id == job_id,
+            OutboxRow.rule == rule,
+        )
+        .group_by(OutboxRow.fingerprint)
     )
-    if before is not None:
-        query = query.where(OutboxRow.id < before)
-    return s.scalars(query.order_by(OutboxRow.id.desc()).limit(1)).first()
+    rows = s.execute(select(OutboxRow.fingerprint, OutboxRow.kind).where(OutboxRow.id.in_(newest)))
+    return {fp: kind for fp, kind in rows}
+
+
+def last_sent(s: Session) -> dict[tuple[int, str, str], datetime]:
+    """When each group (job id, rule, receiver) was last notified."""
+    query = (
+        select(OutboxRow.job_id, OutboxRow.rule, OutboxRow.receiver, func.max(OutboxRow.sent_at))
+        .where(OutboxRow.status == SENT)
+        .group_by(OutboxRow.job_id, OutboxRow.rule, OutboxRow.receiver)
+    )
+    return {(j, r, to): at for j, r, to, at in s.execute(query) if at is not None}
+
+
+def postpone(rows: Sequence[OutboxRow], until: datetime) -> None:
+    """Make ``rows`` due no sooner than ``until``."""
+    for row in rows:
+        row.next_attempt_at = max(row.next_attempt_at, until)
 
 
 def last_firing_rows(s: Session) -> dict[tuple[str, str], OutboxRow]:
@@ -146,7 +170,7 @@ def last_firing_rows(s: Session) -> dict[tuple[str, str], OutboxRow]:
 
 
 def mark_sent(s: Session, ids: Sequence[int]) -> None:
-    for row in _rows(s, ids):
+    for row in rows(s, ids):
         row.status, row.sent_at, row.attempts = SENT, now(), row.attempts + 1
 
 
@@ -157,7 +181,7 @@ def mark_failed(
     exponential backoff; the cap at once when ``retryable`` is false)."""
     policy = config.alerting
     delay = policy.retry_max_s
-    for row in _rows(s, ids):
+    for row in rows(s, ids):
         row.attempts += 1
         if retryable:
             delay = min(policy.retry_s * 2 ** (row.attempts - 1), policy.retry_max_s)
@@ -179,7 +203,7 @@ def prune(s: Session, retention_h: float, at: datetime | None = None) -> int:
     return int(s.execute(done).rowcount or 0)  # type: ignore[attr-defined]
 
 
-def _rows(s: Session, ids: Sequence[int]) -> list[OutboxRow]:
+def rows(s: Session, ids: Sequence[int]) -> list[OutboxRow]:
     if not ids:
         return []
     return list(s.scalars(select(OutboxRow).where(OutboxRow.id.in_(list(ids)))))

@@ -7,7 +7,11 @@ For each job with alert rules, :meth:`AlertStore.tick`:
    for that checkpoint (a batch replayed after a restart) is skipped;
 2. measures its health (:mod:`workbench.alertmanager.health`) and steps every health rule at
    the tick's wall clock;
-3. runs both through the state machine (:class:`~workbench.alerts.state.Evaluator`,
+3. resolves the metric rules' alerts still firing when no point will come to resolve
+   them: the job is stopped (after its last lines), or its runs wrote no line (read no
+   micro-batch) for ``alerting.resolve_timeout_s`` (:meth:`Evaluator.expire
+   <workbench.alerts.state.Evaluator.expire>`, at the tick's wall clock);
+4. runs them through the state machine (:class:`~workbench.alerts.state.Evaluator`,
    its state persisted per rule in ``alert_cursors``) and, for each transition, updates
    ``alerts``, adds to ``alert_events`` and puts one outbox row per receiver.
 """
@@ -44,11 +48,13 @@ class AlertStore:
         self._evaluators: dict[int, tuple[int, Evaluator]] = {}
         self._seen: dict[str, tuple[int, int]] = {}  # run id: (mtime_ns, size) ingested
         self._saved: dict[tuple[str, str], tuple[str, float]] = {}  # (job, rule): (mark, when)
+        self._observed: dict[int, float] = {}  # job id: wall clock of its runs' last line
 
     def tick(self) -> None:
         """One pass over every job (one job's trouble never stops the others)."""
         for job_id in each_job(self.db, self.update, "alerts"):
             self._evaluators.pop(job_id, None)  # its state is the database's again
+            self._observed.pop(job_id, None)
             self._seen.clear()
             self._saved.clear()
 
@@ -65,13 +71,38 @@ class AlertStore:
         evaluator = self._evaluator(job, rules, cursors)
         fed, found = False, list[Transition]()
         run = latest_run(s, job.id)
+        clock = time.time() if at is None else at
         if rules.metric and run is not None:
             fed, found = self._ingest(run, rules, evaluator, cursors)
+        if rules.metric:
+            found += self._expire(s, job, rules, evaluator, cursors, clock, fed)
         if rules.health:
-            found += self._health(s, job, rules, evaluator, time.time() if at is None else at)
+            found += self._health(s, job, rules, evaluator, clock)
         self.record(s, job, rules, found)
         self._save(rules, evaluator, cursors, fed)
         return found
+
+    def _expire(
+        self,
+        s: Session,
+        job: Job,
+        rules: JobRules,
+        ev: Evaluator,
+        cursors: dict[str, AlertCursor],
+        clock: float,
+        fed: bool,
+    ) -> list[Transition]:
+        """Resolve the metric rules' firing alerts of a stopped job, or of one whose runs
+        wrote no line for ``resolve_timeout_s`` (the line's wall clock kept per rule)."""
+        names = [r.name for r in rules.metric]
+        if fed or job.id not in self._observed:
+            seen = [x for n in names if (x := _observed_at(cursors[n])) is not None]
+            self._observed[job.id] = clock if fed else max(seen, default=clock)
+        stopped = job.desired != "running" and live_run(s, job.id) is None
+        idle = clock - self._observed[job.id] >= self.config.alerting.resolve_timeout_s
+        if not (stopped or idle):
+            return []
+        return [t for name in names for t in ev.expire(name, int(clock * 1000))]
 
     # -- the state machine, persisted ---------------------------------------------------
     @staticmethod
@@ -117,6 +148,8 @@ class AlertStore:
                 continue
             last = {rule.name: ev.last_at[rule.name]} if rule.name in ev.last_at else {}
             data = {"states": {fp: st.to_dict() for fp, st in states.items()}, "last_at": last}
+            if rule.rule_kind.in_job and rules.job_id in self._observed:
+                data["observed_at"] = self._observed[rules.job_id]
             text = json.dumps(data, sort_keys=True, default=str)
             if cursors[rule.name].state_json != text:
                 cursors[rule.name].state_json = text
@@ -251,6 +284,12 @@ class AlertStore:
         row.ends_at = outbox.moment(t.ends_at) if t.status == "resolved" else None
         row.last_value_json = json.dumps(t.values, default=str)
         return row
+
+
+def _observed_at(cursor: AlertCursor) -> float | None:
+    """The wall clock (epoch s) of the last line ingested for the cursor's rule, if kept."""
+    found = json.loads(cursor.state_json or "{}").get("observed_at")
+    return float(found) if isinstance(found, (int, float)) else None
 
 
 def _done(cursor: AlertCursor | None, checkpoint: str, batch: int) -> bool:

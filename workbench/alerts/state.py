@@ -15,7 +15,9 @@ Per label set (one :class:`AlertState`, keyed by :func:`fingerprint`):
   (a window updated by a later batch) applies its trues only.
 
 Exactly one transition per change. Health rules use the same machine with ``at`` = the
-service tick's wall clock and ``labels = {}``.
+service tick's wall clock and ``labels = {}``. :meth:`Evaluator.expire` resolves a rule's
+firing alerts when no point will come (the job service's ``resolve_timeout_s``, a stopped
+job).
 """
 
 from __future__ import annotations
@@ -123,6 +125,20 @@ class Evaluator:
         for obs in observations:
             data = obs if isinstance(obs, Mapping) else vars(obs)
             out += self.step(data["rule"], int(data["at"]), data["firing"])
+        return out
+
+    def expire(self, rule: str, at: int) -> list[Transition]:
+        """Resolve every alert of ``rule`` firing, at ``at`` (no point will come to resolve
+        them: the job's input or the job stopped); pending ones are forgotten. The rule's
+        last point stays, so the points that come later count as before."""
+        out = []
+        for state in [s for s in self.states.values() if s.rule == rule]:
+            if state.status == "pending":
+                del self.states[state.fingerprint]
+            elif state.status == "firing":
+                state.status, state.active_since = "inactive", None
+                state.resolved_at = self.last_at.get(rule, at)  # kept in point time
+                out.append(self._transition(state, "resolved", at))
         return out
 
     def firing(self) -> list[AlertState]:

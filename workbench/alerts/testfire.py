@@ -4,21 +4,24 @@ The rows go through the job's own code: :func:`~workbench.alerts.observe.observe
 Spark job for all rules) and an :class:`~workbench.alerts.state.Evaluator`, so the firing
 windows shown are the running job's for the same events (once its windows are final).
 ``wb.preview(...).alerts()`` and ``workbench alerts test`` show an :class:`AlertTest`;
-``--send`` delivers each transition through the spec's notifiers, marked as a test.
+``--send`` delivers the transitions through the spec's notifiers, grouped as the job
+service groups them (one notification per rule and window), marked as a test.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from workbench.alerts.observe import check, observe
 from workbench.alerts.rules import AlertRule, in_job, in_service
 from workbench.alerts.state import Evaluator, Transition
 from workbench.exceptions import WorkbenchError, clip
+from workbench.notify.notification import reason
 from workbench.notify.registry import NOTIFIERS, Alert, Notification, deliver
 
 if TYPE_CHECKING:
@@ -126,29 +129,62 @@ def rules_of(spec: DaggerSpec | None, rules: Sequence[AlertRule | dict] | None) 
 
 
 def send(test: AlertTest, spec: DaggerSpec, out: Any = print) -> int:
-    """Deliver each transition to its rule's notifiers (the spec's ``notifiers``), marked
-    as a test; how many notifications were sent."""
+    """Deliver the test's transitions to their rules' notifiers (the spec's ``notifiers``)
+    as the job service groups them: at each window where a rule's alerts changed, one
+    notification per notifier with all the rule's alerts (firing, and resolved at that
+    window), marked as a test; how many notifications were sent."""
 
     configs = {name: NOTIFIERS.config(data) for name, data in spec.notifiers.items()}
+    for rule in test.rules:
+        if any(t.rule == rule.name for t in test.transitions):
+            _check_receivers(rule, configs)
     sent = 0
-    for transition in test.transitions:
-        rule = next(r for r in test.rules if r.name == transition.rule)
+    for rule, note in _flushes(test, spec):
+        firing, resolved = len(note.firing), len(note.resolved)
+        counts = ", ".join(
+            f"{n} {what}" for n, what in ((firing, "firing"), (resolved, "resolved")) if n
+        )
         for name in rule.notify:
-            if name not in configs:
-                raise WorkbenchError(
-                    f"alert '{rule.name}' notifies '{clip(name)}', which is not in the spec's "
-                    f"notifiers ({', '.join(configs) or 'none'}): team notifiers live in the "
-                    "job service; test-fire sends only through the spec's own"
-                )
-            deliver(configs[name], _notification(test, spec, rule, transition, name))
-            out(f"sent {transition.status} {rule.name} {_labels(transition.labels)} to {name}")
+            deliver(configs[name], replace(note, receiver=name))
+            out(f"sent {rule.name} ({counts}) to {name}")
             sent += 1
     return sent
 
 
-def _notification(test: AlertTest, spec: DaggerSpec, rule: AlertRule, t: Transition, to: str):
+def _check_receivers(rule: AlertRule, configs: dict[str, Any]) -> None:
+    for name in rule.notify:
+        if name not in configs:
+            raise WorkbenchError(
+                f"alert '{rule.name}' notifies '{clip(name)}', which is not in the spec's "
+                f"notifiers ({', '.join(configs) or 'none'}): team notifiers live in the "
+                "job service; test-fire sends only through the spec's own"
+            )
 
-    alert = Alert(
+
+def _flushes(test: AlertTest, spec: DaggerSpec) -> Iterator[tuple[AlertRule, Notification]]:
+    """One notification per rule and window where its alerts changed: the rule's alerts
+    firing after the window and those it resolved, with Alertmanager's reason."""
+    rules = {r.name: r for r in test.rules}
+    firing: dict[str, dict[str, Alert]] = {name: {} for name in rules}
+    for (name, _), changed in groupby(test.transitions, key=lambda t: (t.rule, t.at)):
+        rule, group = rules[name], firing[name]
+        told, resolved = set(group), []
+        for t in changed:
+            alert = _alert(test, spec, rule, t)
+            if t.status == "firing":
+                group[t.fingerprint] = alert
+            else:
+                group.pop(t.fingerprint, None)
+                resolved.append(alert)
+        alerts = sorted([*group.values(), *resolved], key=lambda a: sorted(a.labels.items()))
+        why = reason(told, set(group), {a.fingerprint for a in resolved})
+        status = "firing" if group else "resolved"
+        key = f"test/{test.job}/{rule.name}"
+        yield rule, Notification("", key, alerts, status, "", test=True, reason=why)
+
+
+def _alert(test: AlertTest, spec: DaggerSpec, rule: AlertRule, t: Transition) -> Alert:
+    return Alert(
         fingerprint=t.fingerprint,
         rule=rule.name,
         job=test.job,
@@ -162,8 +198,6 @@ def _notification(test: AlertTest, spec: DaggerSpec, rule: AlertRule, t: Transit
         generator_url="",
         values=dict(t.values),
     )
-    group = f"test/{test.job}/{rule.name}"
-    return Notification(to, group, [alert], t.status, external_url="", test=True)
 
 
 def _datetime(ms: int) -> datetime:

@@ -49,6 +49,7 @@ from workbench.exceptions import (
 )
 from workbench.paths import home
 from workbench.resources import Resources
+from workbench.urls import check_http_url
 from workbench.yamlsafe import read_yaml
 
 
@@ -165,6 +166,13 @@ class Alerting(_Model):
         default=60.0,
         gt=0,
         description="The window over which no_data, no_sink_write and the ratios are measured.",
+    )
+    resolve_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="A metric rule's alerts still firing resolve once the job read no "
+        "micro-batch for this long (its input stopped); a stopped job's resolve at once "
+        "(Alertmanager's resolve_timeout, 5 minutes).",
     )
     retention_h: float = Field(
         default=120.0,
@@ -335,7 +343,9 @@ class ServiceConfig(_Model):
     )
     external_url: str = Field(
         default="",
-        description="The service's address in notification links (unset: where it listens).",
+        description="The service's public URL, as people open it (e.g. behind a proxy or "
+        "JupyterHub): notifications link to it (`externalURL`, each alert's job page). "
+        "Unset: notifications carry no links.",
     )
     heartbeat_s: float = Field(
         default=2.0, gt=0, description="How often a job process writes its heartbeat."
@@ -367,6 +377,11 @@ class ServiceConfig(_Model):
                 where = f" (key {'.'.join(field)})" if field else ""
                 raise ValueError(f"notifier '{name}' of team '{team}'{where}: {err}") from None
         return checked
+
+    @field_validator("external_url")
+    @classmethod
+    def _public_url(cls, value: str) -> str:
+        return check_http_url(value) if value else value
 
     @field_validator("clusters", "kafka_clusters")
     @classmethod

@@ -64,9 +64,11 @@ class Alert:
 @dataclass(frozen=True)
 class Notification:
     """The alerts of one group (one rule of one job, see the job service's grouping), sent
-    to one receiver (a notifier's name). ``group_key`` identifies the group across
-    notifications; ``external_url`` links to the job service; ``test`` marks a
-    notification sent by ``workbench alerts test --send``."""
+    to one receiver (a notifier's name): all of the group's alerts, firing and newly
+    resolved, each fingerprint once; ``status`` is firing while any alert fires.
+    ``group_key`` identifies the group across notifications; ``external_url`` links to
+    the job service; ``test`` marks a notification sent by ``workbench alerts test
+    --send``."""
 
     receiver: str
     group_key: str
@@ -74,6 +76,9 @@ class Notification:
     status: str  # "firing" | "resolved"
     external_url: str
     test: bool = False
+    #: why it is sent (Alertmanager's ``notification_reason``, :func:`reason`); "" = as the
+    #: alerts alone tell it
+    reason: str = ""
 
     @property
     def firing(self) -> list[Alert]:
@@ -115,6 +120,19 @@ class Notification:
             for a in data["alerts"]
         ]
         return cls(**(data | {"alerts": alerts}))
+
+
+def reason(told: set[str] | frozenset[str], firing: set[str], resolved: set[str]) -> str:
+    """Why a group's notification is sent, as Alertmanager's dedup stage names it: ``told``
+    are the fingerprints the receiver was last told were firing, ``firing`` and
+    ``resolved`` those of the notification ("" when it need not be sent)."""
+    if firing and not told:
+        return "first notification"
+    if not firing <= told:
+        return "new alerts added"
+    if not firing:
+        return "all alerts resolved" if told and resolved else ""
+    return "some alerts resolved" if resolved else "repeat interval elapsed"
 
 
 def rfc3339(when: datetime) -> str:

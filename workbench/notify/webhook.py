@@ -59,7 +59,7 @@ def message(note: Notification, max_alerts: int = 0) -> dict[str, Any]:
             }
             for a in alerts
         ],
-        "notification_reason": _reason(note),
+        "notification_reason": note.reason or _reason(note),
         "groupLabels": {k: v for k, v in common.items() if k in GROUP_LABELS},
         "commonLabels": common,
         "commonAnnotations": _common(annotations),

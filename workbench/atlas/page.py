@@ -144,7 +144,7 @@ def _script_safe(text: str) -> str:
 def legend_html(title: str, note: str, bins: Sequence[Bin]) -> str:
     rows = "".join(
         f'<tr><td><span class="swatch" style="background:{hex_color(b.color)}"></span></td>'
-        f"<td>{_range(b, i == len(bins) - 1)}</td>"
+        f"<td>{range_html(b, i == len(bins) - 1)}</td>"
         f'<td class="count">{b.count:,}</td></tr>'
         for i, b in enumerate(bins)
     )
@@ -155,7 +155,7 @@ def legend_html(title: str, note: str, bins: Sequence[Bin]) -> str:
     )
 
 
-def _range(b: Bin, last: bool) -> str:
+def range_html(b: Bin, last: bool) -> str:
     if b.lo == b.hi:
         return fmt(b.lo)
     return f"{fmt(b.lo)} – {fmt(b.hi)}" if last else f"{fmt(b.lo)} – &lt;{fmt(b.hi)}"

@@ -79,6 +79,7 @@ class AtlasMap:
             basemap={"name": base.name, "probe": base.probe, "offline": layers.OFFLINE_ONLY},
             extra_css=assets.basemap_css() if base.online else "",
             mapbox_key=base.mapbox_key,
+            message="" if len(self.rows) else "no results",
         )
 
     def to_html(self, path: str | Path) -> Path:
@@ -139,7 +140,8 @@ def choropleth(
     rows = _prepared(frame, cell, metric, agg)
     area = areas.service_area(service_area) if service_area is not None else None
     if area is not None:
-        rows = rows[[area.contains(*cells.center(t)) for t in rows[TOKEN]]]
+        inside = [area.contains(*cells.center(t)) for t in rows[TOKEN]]
+        rows = rows.loc[inside]  # .loc: an empty mask keeps the columns
     shown = list(tooltip) if tooltip is not None else [c for c in rows.columns if c != TOKEN]
     frames.require_columns(rows, shown, "tooltip")
     values = [float(v) for v in rows[metric]]
@@ -158,7 +160,7 @@ def choropleth(
         rows=rows,
         metric=metric,
         scale=colour_scale,
-        legend=colour_scale.bins(values),
+        legend=colour_scale.bins(values) if values else [],
         basemap=base,
         title=title or metric,
         height=height,

@@ -92,7 +92,7 @@ function legend(data: NonNullable<MapPayload['legend']>): HTMLElement {
   const aside = text('aside', '', 'dw-map-legend');
   aside.append(text('h3', data.title), text('div', data.note, 'dw-map-note'));
   if (!data.bins.length) {
-    aside.appendChild(text('p', 'no values'));
+    aside.appendChild(text('p', 'no results'));
     return aside;
   }
   const table = document.createElement('table');

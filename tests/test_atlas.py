@@ -251,7 +251,7 @@ def test_the_page_draws_jakarta_in_chromium_offline(chromium, tmp_path):
     page_file = drawn.to_html(tmp_path / "map.html")
     page = offline_page(chromium)
     page.goto(page_file.as_uri())
-    page.locator("#deck-container canvas").wait_for(timeout=20_000)
+    page.locator("#deck-container canvas").wait_for(timeout=120_000)  # 25 s seen under load
     page.wait_for_function("() => window.deckInstance && window.deckInstance.isInitialized")
     page.wait_for_timeout(1500)
     layers = drawn_layers(page)
@@ -286,7 +286,7 @@ def test_a_basemap_that_cannot_load_says_so_and_keeps_the_coastlines(chromium, t
     page = offline_page(chromium)
     page.goto(drawn.to_html(tmp_path / "light.html").as_uri())
     note = page.locator("#atlas-note")
-    note.wait_for(state="visible", timeout=20_000)
+    note.wait_for(state="visible", timeout=120_000)
     assert note.inner_text() == 'basemap "light" unavailable offline — showing bundled coastlines'
     page.wait_for_function("() => window.deckInstance && window.deckInstance.isInitialized")
     page.wait_for_timeout(1500)

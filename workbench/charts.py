@@ -101,7 +101,7 @@ def line_chart(
     times = [t for s in series for t, v in s.points if v is not None]
     low = min(0.0, min(values))
     frame = Frame(min(times), max(times), low, nice_top(max(values)), height)
-    body = [_y_axis(frame), _x_axis(frame)]
+    body = [y_axis(frame), _x_axis(frame)]
     for index, one in enumerate(series):
         body.append(_series(frame, one, area and index == 0))
     return _svg(title, height, "".join(body), _legend(series), unit)
@@ -156,7 +156,7 @@ def _legend(series: Sequence[Series]) -> str:
     return "".join(out)
 
 
-def _y_axis(frame: Frame) -> str:
+def y_axis(frame: Frame) -> str:
     base = frame.y(frame.low)
     out = [
         f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base:.1f}" stroke="#999"/>',

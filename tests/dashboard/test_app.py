@@ -54,14 +54,15 @@ def test_widgets_drive_the_map_and_chart(board, surge_rows):
     assert list(board.service.options) == [ALL_SERVICES, "BIKE", "CAR"]
     assert board.message.value == ""
     assert drawn(board) == latest(surge_rows)  # every row is in Jakarta
-    assert "<polyline" in board.chart.value
+    assert '<path class="line"' in board.chart.value
     board.service.value = "CAR"  # observing the control refreshes
     assert drawn(board) == latest(surge_rows, service="CAR")
     board.metric.value = "unique_customers"
     assert drawn(board) == latest(surge_rows, "unique_customers", "CAR")
-    board.area.value = "surabaya"  # no results there
-    assert "No &#x27;unique_customers&#x27; results for Surabaya" in board.message.value
-    assert board.map.value == "" and board.chart.value == ""
+    board.area.value = "surabaya"  # no results there: its map, empty, says so
+    assert board.message.value == "" and "no results" in board.chart.value
+    assert board._last is not None and len(board._last.rows) == 0
+    assert "unique_customers · Surabaya · CAR" in board.map.value
 
 
 def test_an_unreachable_or_empty_store_is_one_sentence(tmp_path):
@@ -71,8 +72,8 @@ def test_an_unreachable_or_empty_store_is_one_sentence(tmp_path):
     assert 'class="dashboard-message problem"' in down.message.value
     (tmp_path / "empty").mkdir()
     empty = Dashboard(DashboardConfig.load(store=f"parquet:{tmp_path / 'empty'}"))
-    assert not empty.refresh()
-    assert "dashboard-message empty" in empty.message.value
+    assert not empty.refresh()  # nothing yet: the city's map, saying so
+    assert empty.message.value == "" and "no results" in empty.map.value
 
 
 def test_settings_from_yaml_environment_and_arguments(tmp_path, monkeypatch):

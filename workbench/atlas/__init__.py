@@ -1,7 +1,8 @@
 """Atlas maps: S2 choropleths drawn with deck.gl (pydeck), working with no network.
 
-``choropleth(frame, metric=...)`` returns an :class:`AtlasMap` that a notebook shows and
-``to_html`` saves as one standalone page. pydeck is imported only when a map is drawn.
+``choropleth(frame, metric=...)`` returns an :class:`AtlasMap` that a notebook shows (the
+lab extension draws its layer data, with no kernel) and ``to_html`` saves as one
+standalone page. pydeck is imported only when a map is drawn.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ def choropleth(data: Any, **options: Any) -> AtlasMap:
 
 
 def load() -> bool:
-    """Send deck.gl to this notebook page again (after the page was reloaded)."""
+    """Send deck.gl to this notebook page again (after the page was reloaded), for the city
+    dashboard's maps shown in a notebook; maps themselves need none (see ``atlas.mime``)."""
     from workbench.atlas.shared import ensure_loaded
 
     return ensure_loaded(force=True)

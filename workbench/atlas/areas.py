@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from zoneinfo import ZoneInfo
 
 from workbench.exceptions import UnknownNameError
 
@@ -24,6 +25,11 @@ class ServiceArea:
     north: float
     west: float
     east: float
+    timezone: str = "UTC"  # the city's clock (IANA name): the dashboard's times
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
 
     def contains(self, lat: float, lng: float) -> bool:
         return self.south <= lat <= self.north and self.west <= lng <= self.east

@@ -122,3 +122,13 @@ def center(token: str) -> tuple[float, float]:
 
     point = s2sphere.CellId(token_to_id(token)).to_lat_lng()
     return point.lat().degrees, point.lng().degrees
+
+
+@lru_cache(maxsize=65536)
+def corners(token: str) -> tuple[tuple[float, float], ...]:
+    """The cell's four corners as (longitude, latitude) in degrees, counter-clockwise."""
+    import s2sphere
+
+    cell = s2sphere.Cell(s2sphere.CellId(token_to_id(token)))
+    points = (s2sphere.LatLng.from_point(cell.get_vertex(k)) for k in range(4))
+    return tuple((p.lng().degrees, p.lat().degrees) for p in points)

@@ -117,13 +117,7 @@ def _clipped_country(feature: dict[str, Any], area: Region) -> dict[str, Any] | 
     polygons = geometry["coordinates"]
     if geometry["type"] == "Polygon":
         polygons = [polygons]
-    kept = []
-    for polygon in polygons:
-        if not area.touches(polygon[0]):
-            continue
-        rings = [_rounded(clip(ring, area)) for ring in polygon]
-        if len(rings[0]) >= 4:
-            kept.append([r for r in rings if len(r) >= 4])
+    kept = clip_polygons(polygons, area)
     if not kept:
         return None
     country = (feature.get("properties") or {}).get("A3", "")
@@ -132,6 +126,19 @@ def _clipped_country(feature: dict[str, Any], area: Region) -> dict[str, Any] | 
         "properties": {"country": country},
         "geometry": {"type": "MultiPolygon", "coordinates": kept},
     }
+
+
+def clip_polygons(polygons: list[Any], area: Region, digits: int = DIGITS) -> list[Any]:
+    """A MultiPolygon's polygons cut to the region, coordinates rounded to ``digits``;
+    polygons and holes left with no area dropped."""
+    kept = []
+    for polygon in polygons:
+        if not area.touches(polygon[0]):
+            continue
+        rings = [_rounded(clip(ring, area), digits) for ring in polygon]
+        if len(rings[0]) >= 4:
+            kept.append([r for r in rings if len(r) >= 4])
+    return kept
 
 
 def clip(ring: Sequence[Sequence[float]], area: Region) -> list[Point]:
@@ -168,11 +175,11 @@ def _at_y(a: Point, b: Point, y: float) -> Point:
     return a[0] + (b[0] - a[0]) * (y - a[1]) / (b[1] - a[1]), y
 
 
-def _rounded(ring: list[Point]) -> list[list[float]]:
-    """Coordinates to :data:`DIGITS` decimals, repeats dropped, the ring closed."""
+def _rounded(ring: list[Point], digits: int = DIGITS) -> list[list[float]]:
+    """Coordinates to ``digits`` decimals, repeats dropped, the ring closed."""
     out: list[list[float]] = []
     for x, y in ring:
-        point = [round(x, DIGITS), round(y, DIGITS)]
+        point = [round(x, digits), round(y, digits)]
         if not out or point != out[-1]:
             out.append(point)
     if out and out[0] != out[-1]:

@@ -2,7 +2,8 @@
 
     from workbench import atlas
     m = atlas.choropleth(preview.rows, metric="bookings", scale="quantile")
-    m                      # shown in a notebook (an iframe; deck.gl loaded once per page)
+    m                      # shown in a notebook: the lab extension draws it, even with
+                           # no kernel (workbench.atlas.mime)
     m.to_html("surge.html")  # a standalone page, deck.gl inlined: opens with no network
 
 Rows are one per cell; several rows of one cell (windows, vehicle types) are summed
@@ -19,13 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.atlas import areas, assets, cells, frames, layers, scales
+from workbench.atlas import areas, assets, cells, frames, layers, mime, scales
 from workbench.atlas.areas import ServiceArea, zoom_for
 from workbench.atlas.deck import Deck
 from workbench.atlas.errors import AtlasError
 from workbench.atlas.geography import geography
 from workbench.atlas.page import iframe, legend_html, render_page
-from workbench.atlas.shared import ensure_loaded
 from workbench.atlas.styles import Basemap, basemap
 from workbench.exceptions import SetupError
 
@@ -55,6 +55,10 @@ class AtlasMap:
     height: int = 560
     notes: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # a notebook keeps it as the output's text/plain: short, not the layers' data
+        return f"<AtlasMap {self.title!r}: {len(self.rows):,} cells, {self.scale.kind} scale>"
+
     @property
     def tokens(self) -> list[str]:
         return list(self.rows[TOKEN])
@@ -75,6 +79,7 @@ class AtlasMap:
             basemap={"name": base.name, "probe": base.probe, "offline": layers.OFFLINE_ONLY},
             extra_css=assets.basemap_css() if base.online else "",
             mapbox_key=base.mapbox_key,
+            message="" if len(self.rows) else "no results",
         )
 
     def to_html(self, path: str | Path) -> Path:
@@ -90,12 +95,11 @@ class AtlasMap:
     def _repr_html_(self) -> str:
         return self.iframe()
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        ensure_loaded()
-        # raw, not IPython's HTML(): that warns "Consider using IPython.display.IFrame"
-        display({"text/html": self.iframe()}, raw=True)
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The notebook output: layer data that the lab extension draws with the deck.gl
+        it ships (a saved notebook shows its maps with no kernel), and a small legend as
+        ``text/html`` for other front ends."""
+        return mime.bundle(self)
 
 
 def choropleth(
@@ -136,7 +140,8 @@ def choropleth(
     rows = _prepared(frame, cell, metric, agg)
     area = areas.service_area(service_area) if service_area is not None else None
     if area is not None:
-        rows = rows[[area.contains(*cells.center(t)) for t in rows[TOKEN]]]
+        inside = [area.contains(*cells.center(t)) for t in rows[TOKEN]]
+        rows = rows.loc[inside]  # .loc: an empty mask keeps the columns
     shown = list(tooltip) if tooltip is not None else [c for c in rows.columns if c != TOKEN]
     frames.require_columns(rows, shown, "tooltip")
     values = [float(v) for v in rows[metric]]
@@ -155,7 +160,7 @@ def choropleth(
         rows=rows,
         metric=metric,
         scale=colour_scale,
-        legend=colour_scale.bins(values),
+        legend=colour_scale.bins(values) if values else [],
         basemap=base,
         title=title or metric,
         height=height,

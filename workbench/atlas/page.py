@@ -55,6 +55,7 @@ $legend
   const basemap = $basemap;
   const note = document.getElementById('atlas-note');
   function show(text) { note.textContent = text; note.hidden = false; }
+  if ($message) show($message);
   function library() {
     if (typeof createDeck === 'function') return Promise.resolve();
     let shared = null;
@@ -117,9 +118,11 @@ def render_page(
     basemap: dict | None = None,
     extra_css: str = "",
     mapbox_key: str | None = None,
+    message: str = "",
 ) -> str:
     """The page; ``script`` is deck.gl's bundle to inline, or None to take it from the
-    parent page (:data:`SHARED`), as maps in notebooks and the dashboard do."""
+    parent page (:data:`SHARED`), as maps in notebooks and the dashboard do. ``message``:
+    a note on the map from the start (``no results`` on a map with no cells)."""
     library = f"<script>{script}</script>" if script is not None else ""
     return _PAGE.substitute(
         title=html.escape(title),
@@ -133,6 +136,7 @@ def render_page(
         mapbox_key=json.dumps(mapbox_key),
         shared_name=json.dumps(SHARED),
         missing=json.dumps(_MISSING),
+        message=_script_safe(json.dumps(message)),
     )
 
 
@@ -144,18 +148,18 @@ def _script_safe(text: str) -> str:
 def legend_html(title: str, note: str, bins: Sequence[Bin]) -> str:
     rows = "".join(
         f'<tr><td><span class="swatch" style="background:{hex_color(b.color)}"></span></td>'
-        f"<td>{_range(b, i == len(bins) - 1)}</td>"
+        f"<td>{range_html(b, i == len(bins) - 1)}</td>"
         f'<td class="count">{b.count:,}</td></tr>'
         for i, b in enumerate(bins)
     )
-    body = f"<table>{rows}</table>" if bins else "<p>no values</p>"
+    body = f"<table>{rows}</table>" if bins else "<p>no results</p>"
     return (
         f'<aside class="atlas-legend"><h3>{html.escape(title)}</h3>'
         f'<div class="note">{html.escape(note)}</div>{body}</aside>'
     )
 
 
-def _range(b: Bin, last: bool) -> str:
+def range_html(b: Bin, last: bool) -> str:
     if b.lo == b.hi:
         return fmt(b.lo)
     return f"{fmt(b.lo)} – {fmt(b.hi)}" if last else f"{fmt(b.lo)} – &lt;{fmt(b.hi)}"

@@ -1,8 +1,11 @@
 """The city dashboard as ipywidgets: pick a city, a service type and a metric; see the map
 of the latest window and the city's time series, refreshed on a timer.
 
-Whatever goes wrong while reading or drawing shows as one friendly sentence in the page
-(``.dashboard-message``), never as a traceback; the next refresh tries again.
+The heading and the window come from the dagger (:mod:`workbench.dashboard.dagger`); times
+are on the city's clock with UTC on hover. A city with no results shows its map, empty,
+saying ``no results``. Whatever else goes wrong while reading or drawing shows as one
+friendly sentence in the page (``.dashboard-message``), never as a traceback and never
+with the store's folder or address; the next refresh tries again.
 """
 
 from __future__ import annotations
@@ -10,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import html
+import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench.atlas.areas import ServiceArea, service_area
 from workbench.atlas.map import choropleth
 from workbench.atlas.shared import ensure_loaded
-from workbench.dashboard import snapshot
+from workbench.dashboard import clock, snapshot
 from workbench.dashboard.chart import line_chart
 from workbench.dashboard.config import AHEAD_MINUTES, DashboardConfig
+from workbench.dashboard.dagger import DaggerFacts, window_label
 from workbench.dashboard.errors import AreaNotAllowedError, StoreEmptyError, StoreError
 from workbench.dashboard.stores import Store
 from workbench.exceptions import WorkbenchError
@@ -27,11 +32,14 @@ if TYPE_CHECKING:
     from workbench.atlas.map import AtlasMap
 
 ALL_SERVICES = "All services"
+_log = logging.getLogger(__name__)
 _STYLE = """<style>
 .dashboard-message { padding: 10px 14px; border-radius: 6px; margin: 6px 0; }
 .dashboard-message.problem { background: #fff4e5; border: 1px solid #f0b36a; }
 .dashboard-message.empty { background: #eef4fb; border: 1px solid #9ec1e6; }
 .dashboard-status { color: #666; font-size: 12px; }
+.dashboard-heading h2 { margin: 4px 0 2px; font-size: 20px; }
+.dashboard-heading p { margin: 0 0 6px; color: #444; }
 </style>"""
 
 
@@ -43,6 +51,7 @@ class Dashboard:
 
         self.config = config
         self.store = store or config.open_store()
+        self.facts, self._spec_problem = _facts(config.dagger)
         self.allowed = config.allowed_areas()  # a viewer's cities, else every city
         self.area = w.Dropdown(
             options=[(a.name, a.key) for a in self.allowed],
@@ -57,8 +66,9 @@ class Dashboard:
         self.chart = w.HTML().add_class("dashboard-chart-box")
         self.status = w.HTML().add_class("dashboard-status")
         controls = w.HBox([self.area, self.service, self.metric, self.refresh_button])
+        heading = w.HTML(_heading(self.facts)).add_class("dashboard-heading")
         self.widget = w.VBox(
-            [w.HTML(_STYLE), controls, self.message, self.map, self.chart, self.status]
+            [w.HTML(_STYLE), heading, controls, self.message, self.map, self.chart, self.status]
         ).add_class("city-dashboard")
         self._map_digest = ""
         self._last: AtlasMap | None = None  # the map shown
@@ -74,18 +84,25 @@ class Dashboard:
 
     def refresh(self) -> bool:
         """Read the store and redraw; True when the map and chart show fresh data."""
+        if self._spec_problem:
+            self._problem(self._spec_problem, "problem")
+            return False
         try:
             self._load_choices()
             shot = self._snapshot()
             self._draw(shot)
-        except StoreEmptyError as err:
-            self._problem(str(err), "empty")
+        except StoreEmptyError:
+            try:
+                self._draw_empty()
+            except WorkbenchError as err:
+                self._problem(self._public(str(err)), "problem")
             return False
         except WorkbenchError as err:
-            self._problem(str(err), "problem")
+            self._problem(self._public(str(err)), "problem")
             return False
         except Exception as err:  # noqa: BLE001 - a dashboard shows, never raises
-            self._problem(f"The dashboard could not draw ({type(err).__name__}: {err}).", "problem")
+            text = f"The dashboard could not draw ({type(err).__name__}: {err})."
+            self._problem(self._public(text), "problem")
             return False
         self.message.value = ""
         return True
@@ -158,39 +175,98 @@ class Dashboard:
         return area
 
     def _draw(self, shot: snapshot.Snapshot) -> None:
+        times = [t for t, _ in shot.series]
+        window = self.facts.window_in(times)
+        drawn = self._map(shot.metric, shot.area, shot.service, shot.cells)
+        zone = shot.area.zone
+        drawn.notes.append(
+            f"{window_label(window)} window ending {clock.local(shot.window, zone)} "
+            f"{clock.zone_name(zone, shot.window)} ({clock.utc(shot.window, '%H:%M')})"
+        )
+        self._show(drawn)
+        self.chart.value = self._chart(shot.metric, shot.area, shot.series, window)
+        self._status(zone)
 
-        who = shot.service or "all services"
-        title = f"{shot.metric} · {shot.area.name} · {who}"
-        drawn = choropleth(
-            shot.cells,
+    def _draw_empty(self) -> None:
+        """The city's map with no cells, saying ``no results``, and an empty chart."""
+        import pandas as pd
+
+        area = self._area(str(self.area.value))
+        metric = str(self.metric.value or (self.config.metrics or ["results"])[0])
+        service = None if self.service.value == ALL_SERVICES else str(self.service.value)
+        none = pd.DataFrame({"s2_id": pd.Series([], dtype=str), metric: pd.Series([], dtype=float)})
+        drawn = self._map(metric, area, service, none)
+        drawn.notes.append(f"no results in the last {self.config.hours:g} hours")
+        self._show(drawn)
+        self.chart.value = self._chart(metric, area, [], self.facts.window)
+        self.message.value = ""
+        self._status(area.zone)
+
+    def _map(self, metric: str, area: ServiceArea, service: str | None, cells: Any) -> AtlasMap:
+        return choropleth(
+            cells,
             cell="s2_id",
-            metric=shot.metric,
-            service_area=shot.area,
+            metric=metric,
+            service_area=area,
             style=self.config.style,
-            title=title,
+            title=f"{metric} · {area.name} · {service or 'all services'}",
             height=520,
         )
-        drawn.notes.append(f"window ending {shot.window:%H:%M} UTC")
+
+    def _show(self, drawn: AtlasMap) -> None:
         self._last = drawn
         page = drawn.iframe()
         digest = hashlib.sha1(page.encode()).hexdigest()
         if digest != self._map_digest:  # a map redraw costs a second: send it only when new
             self.map.value, self._map_digest = page, digest
-        self.chart.value = line_chart(shot.series, f"{shot.metric} per minute in {shot.area.name}")
+
+    def _chart(self, metric: str, area: ServiceArea, series: Any, window: Any) -> str:
+        per = f"{metric} per {window_label(window)}"
+        title = f"{per} in {area.name}, all its cells"
+        return line_chart(series, title, per, area.zone, window)
+
+    def _status(self, zone: Any) -> None:
         now = datetime.now(UTC)
+        whose = f"{html.escape(self.facts.title)} · " if self.facts.title else ""
         self.status.value = (
-            f"{html.escape(self.store.describe())} · updated {now:%H:%M:%S} UTC · "
-            f"refreshes every {self.config.refresh_seconds:g}s"
+            f"{whose}updated {clock.time_html(now, zone, '%H:%M:%S')}"
+            f" · refreshes every {self.config.refresh_seconds:g}s"
         )
+
+    def _public(self, text: str) -> str:
+        """``text`` without the store's folder or address: viewers see neither."""
+        described = self.store.describe()
+        text = text.replace(described, described.split(" ")[0])
+        for address in (getattr(self.store, "path", None), getattr(self.store, "url", None)):
+            if address:
+                text = text.replace(f" {address}", "").replace(str(address), "")
+        return text
 
     def _problem(self, text: str, kind: str) -> None:
         # map and chart go first: a page that shows the message shows no stale map
         self.map.value, self._map_digest, self._last = "", "", None
         self.chart.value = ""
         self.message.value = f'<div class="dashboard-message {kind}">{html.escape(text)}</div>'
-        self.status.value = f"checked {datetime.now(UTC):%H:%M:%S} UTC · retrying every " + (
-            f"{self.config.refresh_seconds:g}s"
-        )
+        area = service_area(str(self.area.value))
+        checked = clock.time_html(datetime.now(UTC), area.zone, "%H:%M:%S")
+        self.status.value = f"checked {checked} · retrying every {self.config.refresh_seconds:g}s"
+
+
+def _facts(spec: str) -> tuple[DaggerFacts, str]:
+    """The dagger's facts, or none and what the page says (its log says why: viewers see
+    no server path)."""
+    try:
+        return DaggerFacts.load(spec), ""
+    except WorkbenchError as err:
+        _log.warning("The dashboard's dagger spec: %s", err)
+        return DaggerFacts(), "The dashboard's dagger spec cannot be read: its log says why."
+
+
+def _heading(facts: DaggerFacts) -> str:
+    if not facts.title:
+        return ""
+    about = f"<p>{html.escape(facts.description)}</p>" if facts.description else ""
+    return f"<h2>{html.escape(facts.title)}</h2>{about}"
 
 
 __all__ = ["Dashboard", "StoreError"]

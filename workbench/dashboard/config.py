@@ -2,6 +2,7 @@
 
     store: influx1:http://127.0.0.1:8086/dagger   # KIND:TARGET (see dashboard.stores)
     store_options: {username: reader, password: ...}
+    dagger: daggers/surge-pricing.yaml            # heading and window from the dagger's spec
     measurement: surge
     cell_column: tag_s2id
     service_column: tag_vehicle_type
@@ -65,6 +66,13 @@ class DashboardConfig:
         repr=False,
         metadata=_help("The store's options, e.g. {username: reader, password: ...}."),
     )  # credentials
+    dagger: str = field(
+        default="",
+        metadata=_help(
+            "The dagger's spec YAML: the page's heading (its name and description) and the "
+            "window of its results (empty: read off the results)."
+        ),
+    )
     measurement: str = field(default="surge", metadata=_help("The measurement (table) read."))
     cell_column: str = field(default="tag_s2id", metadata=_help("The S2 cell id column."))
     service_column: str = field(

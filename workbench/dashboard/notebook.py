@@ -14,17 +14,20 @@ from typing import Any
 
 TITLE = """# City dashboard
 
-Live results of the surge dagger for your city: choose the city, the service type and the
-metric. The map shows the latest minute; the chart, the city's total per minute."""
+Live results of a dagger for your city: choose the city, the service type and the metric.
+The map shows the latest window; the chart, the city's total per window."""
 
 PARAMETERS = """# Parameters (papermill). None: from $WORKBENCH_DASHBOARD_* or the YAML config.
 config = None  # a dashboard YAML file
 store = None  # KIND:TARGET, e.g. "influx1:http://127.0.0.1:8086/dagger"
-measurement = None"""
+measurement = None
+dagger = None  # the dagger's spec YAML: the heading and the window"""
 
 BODY = """from workbench.dashboard.app import Dashboard
 
-dashboard = Dashboard.from_config(config, store=store, measurement=measurement).start()
+dashboard = Dashboard.from_config(
+    config, store=store, measurement=measurement, dagger=dagger
+).start()
 dashboard"""
 
 FILES = ("notebooks/city_dashboard.ipynb", "templates/dashboard.ipynb")

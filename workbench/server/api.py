@@ -24,6 +24,7 @@ from tornado.web import HTTPError, RequestHandler
 
 from workbench.exceptions import WorkbenchError
 from workbench.jobs.authz import check_not_viewer
+from workbench.server.access_log import scrub_uri
 from workbench.server.identity import Caller, Identify, principal
 from workbench.server.page_html import (
     FORM_CSP,
@@ -34,6 +35,7 @@ from workbench.server.page_html import (
 )
 
 log = logging.getLogger("workbench.server")
+general = logging.getLogger("tornado.general")
 
 API = "workbench/api"
 #: HTTP statuses a WorkbenchError's ``status`` may carry to the client; others mean 400.
@@ -176,8 +178,10 @@ class ApiHandler(RequestHandler):
             ) from None
 
     def log_exception(self, typ, value, tb) -> None:  # type: ignore[no-untyped-def]
-        if isinstance(value, HTTPError):
-            super().log_exception(typ, value, tb)
+        if isinstance(value, HTTPError) and value.log_message:  # as tornado, URI scrubbed
+            said = value.log_message % value.args if value.args else value.log_message
+            uri = scrub_uri(self.request.uri)
+            general.warning("%d %s %s: %s", value.status_code, self.request.method, uri, said)
         # anything else: write_error logs it once, with the reference it answers
 
     def wants_html(self) -> bool:

@@ -320,8 +320,9 @@ class JobNotFoundError(JobServiceError):
 
     status = 404
 
-    def __init__(self, ref: object):
-        self.ref = ref
+    def __init__(self, ref: object, denied: str | None = None):
+        #: for the audit trail only, never in the answer: why a job that exists is hidden
+        self.ref, self.denied = ref, denied
         super().__init__(
             f"No job '{clip(ref)}' that you can see. `workbench jobs list` shows your teams' "
             "jobs; ask an admin if the job belongs to another team."
@@ -329,7 +330,8 @@ class JobNotFoundError(JobServiceError):
 
 
 class JobForbiddenError(JobServiceError):
-    """An action on a job (or a submission for a team) the user's teams do not allow."""
+    """Work for a team (a submission, a silence) the user's teams do not allow. An action
+    on another team's job is :class:`JobNotFoundError`, as a read."""
 
     status = 403
 
@@ -337,9 +339,24 @@ class JobForbiddenError(JobServiceError):
         self.user, self.teams, self.team = user, sorted(teams), team
         mine = ", ".join(self.teams) if self.teams else "no team"
         super().__init__(
-            f"User '{clip(user)}' (teams: {mine}) may not {what}: it belongs to team "
-            f"'{clip(team)}'. Ask an admin to add you to team '{clip(team)}' in the teams "
+            f"User '{clip(user)}' (teams: {mine}) may not {what}: only members of team "
+            f"'{clip(team)}' may. Ask an admin to add you to team '{clip(team)}' in the teams "
             "file, or ask one of its members to do it."
+        )
+
+
+class TeamNotFoundError(JobServiceError):
+    """A team name the teams file does not hold."""
+
+    status = 404
+
+    def __init__(self, team: str, yours: Iterable[str], admin: bool = False):
+        self.team, self.yours = team, sorted(yours)
+        listed = ", ".join(clip(t) for t in self.yours[:MAX_KNOWN]) or "none"
+        close = difflib.get_close_matches(team, self.yours, n=1, cutoff=0.6)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        super().__init__(
+            f"no team '{clip(team)}'; {'the teams' if admin else 'your teams'}: {listed}.{hint}"
         )
 
 
@@ -369,8 +386,8 @@ class SilenceNotFoundError(JobServiceError):
 
     status = 404
 
-    def __init__(self, ref: object):
-        self.ref = ref
+    def __init__(self, ref: object, denied: str | None = None):
+        self.ref, self.denied = ref, denied  # denied: for the audit trail only
         super().__init__(
             f"No silence {clip(ref)} that you can see: `workbench alerts silences` lists "
             "your teams' silences."

@@ -5,11 +5,14 @@ keeps the viewer to it, and stops on SIGTERM leaving nothing behind."""
 
 from __future__ import annotations
 
+import json
 import signal
+from pathlib import Path
 
 import pytest
 import requests
 import yaml
+from services_browser import recorded_page
 from test_voila import dashboard_cli, private_folders, stopped_by, wait_for_port
 
 from workbench.dev.ports import free_port
@@ -18,6 +21,7 @@ pytestmark = pytest.mark.unit
 
 TOKENS = {"alice-token": "alice", "carla-token": "carla"}
 TEAMS = {"teams": {"pricing": ["alice"]}, "viewers": {"carla": ["bandung"]}}
+SCREENSHOTS = Path("/tmp/a36")
 
 
 def state_folder(folder):
@@ -70,3 +74,44 @@ def test_behind_the_login_then_sigterm_stops_it(tmp_path):
     assert f"city dashboard on http://127.0.0.1:{port}/{page}" in log.read_text()
     assert "carla-token" not in log.read_text()
     assert private_folders(log) == []
+
+
+def test_the_login_page_asks_a_city_head_for_the_access_token(tmp_path, chromium):
+    """In Chromium: the login page says "Access token" and what to paste (not Jupyter's bare
+    "Password:"); a wrong token is refused and audited; the viewer's refused page is a page
+    saying why, with the way back to the dashboard (not an empty body)."""
+    state = state_folder(tmp_path / "state")
+    port, log = free_port(), tmp_path / "cli.log"
+    parent = dashboard_cli("--state", str(state), "--port", str(port), log=log)
+    base = f"http://127.0.0.1:{port}/"
+    SCREENSHOTS.mkdir(exist_ok=True)
+    try:
+        wait_for_port(port, timeout=120)
+        page = recorded_page(chromium)
+        page.goto(base + "voila/render/dashboard.ipynb")  # nobody logged in: the login page
+        field = page.get_by_label("Access token")
+        assert field.is_visible()
+        text = page.locator("body").inner_text()
+        assert "Paste the access token you were given" in text and "Password" not in text
+        page.screenshot(path=str(SCREENSHOTS / "dashboard-login.png"), full_page=True)
+        field.fill("not-a-token")
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_selector("#workbench-login .message")
+        page.get_by_label("Access token").fill("carla-token")
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url("**/voila/render/dashboard.ipynb")
+        refused = page.goto(base + "tree")  # her cookie: the viewer is kept to the dashboard
+        assert refused.status == 403
+        said = page.locator("#workbench-refused").inner_text()
+        assert "only the city dashboard is open to viewers" in said
+        assert page.get_by_role("link", name="Open the city dashboard").is_visible()
+        page.screenshot(path=str(SCREENSHOTS / "dashboard-403.png"), full_page=True)
+        page.close()
+        trail = [json.loads(line) for line in (state / "audit.jsonl").read_text().splitlines()]
+        assert any(e["status"] == 401 and e["path"].startswith("/login") for e in trail)
+        assert any(e["status"] == 403 and e["user"] == "carla" for e in trail)
+        stopped_by(parent, signal.SIGTERM, port)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    assert "carla-token" not in log.read_text() and "carla-token" not in str(trail)

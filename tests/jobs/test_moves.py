@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from jobkit import running_run, spec_yaml, teams_file
 
-from workbench.exceptions import JobForbiddenError, JobServiceError
+from workbench.exceptions import JobNotFoundError, JobServiceError
 
 pytestmark = pytest.mark.unit
 
@@ -61,7 +61,7 @@ def test_moves_that_are_refused_say_why(service):
         service.move(bob, "surge", "supply-only")
     with pytest.raises(JobServiceError, match="Unknown cluster 'gren'. Did you mean green"):
         service.move(bob, "surge", "gren")
-    with pytest.raises(JobForbiddenError):
+    with pytest.raises(JobNotFoundError):  # another team's job: as a read
         service.move(service.principal("dave"), "surge", "green")
     root = service.principal("root")  # an admin may use any cluster
     assert service.move(root, "surge", "supply-only")["cluster"] == "supply-only"

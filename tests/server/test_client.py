@@ -19,6 +19,7 @@ from workbench.exceptions import (
     JobForbiddenError,
     JobNotFoundError,
     ServiceUnreachableError,
+    TeamNotFoundError,
     WorkbenchError,
 )
 
@@ -30,8 +31,12 @@ def test_errors_are_the_service_s_classes_with_its_message(served, alice_job):
     with pytest.raises(JobNotFoundError, match="No job 'alice-surge'") as found:
         bob.get_job("alice-surge")
     assert found.value.status == 404
-    with pytest.raises(JobForbiddenError, match="may not stop"):
+    with pytest.raises(JobNotFoundError, match="No job 'alice-surge'"):  # as a read
         bob.stop("alice-surge")
+    with pytest.raises(JobForbiddenError, match="may not submit a job for team 'pricing'"):
+        bob.submit(name="bob-in-pricing", team="pricing", spec_yaml="name: x")
+    with pytest.raises(TeamNotFoundError, match="no team 'pricng'; your teams: supply"):
+        bob.submit(name="bob-job", team="pricng", spec_yaml="name: x")
     with pytest.raises(WorkbenchError, match="no valid token"):
         ServiceClient(served.url, "wrong").list_jobs()
     with pytest.raises(ServiceUnreachableError, match="workbench serve"):

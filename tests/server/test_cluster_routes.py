@@ -79,7 +79,7 @@ def test_move_over_http_and_the_cli(served):
     refused = served.call("POST", "jobs/mover/move", "alice", {"cluster": "supply-only"})
     assert refused.status_code == 400 and "may not run jobs" in refused.text
     assert served.call("POST", "jobs/mover/move", "alice", {}).status_code == 400
-    assert served.call("POST", "jobs/mover/move", "bob", {"cluster": "blue"}).status_code == 403
+    assert served.call("POST", "jobs/mover/move", "bob", {"cluster": "blue"}).status_code == 404
 
     done = cli(served, "alice", "jobs", "move", "mover", "--cluster", "blue")
     assert done.returncode == 0, done.stderr

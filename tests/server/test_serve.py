@@ -64,24 +64,37 @@ def test_list_shows_the_job_to_its_team_and_admins_only(served, alice_job):
     assert {j["team"] for j in supply} <= {"supply"}
 
 
-def test_other_team_reads_404_and_acts_403_with_a_clear_message(served, alice_job):
+def test_other_team_gets_the_same_404_on_reads_and_actions(served, alice_job):
     ref = alice_job["name"]
-    error = _error(served.call("GET", f"jobs/{ref}", "bob"), 404)
+    read = served.call("GET", f"jobs/{ref}", "bob")
+    error = _error(read, 404)
     assert error["type"] == "JobNotFoundError" and "workbench jobs list" in error["message"]
     for path in ("versions", "logs", "events", "progress"):
         _error(served.call("GET", f"jobs/{ref}/{path}", "bob"), 404)
-    for action in ("stop", "start", "restart"):
-        error = _error(served.call("POST", f"jobs/{ref}/{action}", "bob"), 403)
-        assert "bob" in error["message"] and "pricing" in error["message"]
-    _error(served.call("PUT", f"jobs/{ref}", "bob", {"spec_yaml": "name: x"}), 403)
-    _error(served.call("POST", f"jobs/{ref}/rollback", "bob", {"version": 1}), 403)
+    acts = [("POST", f"jobs/{ref}/{action}", None) for action in ("stop", "start", "restart")]
+    acts += [("PUT", f"jobs/{ref}", {"spec_yaml": "name: x"})]
+    acts += [("POST", f"jobs/{ref}/rollback", {"version": 1})]
+    for method, path, body in acts:  # the owner team is named nowhere: the same answer
+        answer = served.call(method, path, "bob", body)
+        assert (answer.status_code, answer.text) == (404, read.text), (method, path)
+    assert "pricing" not in read.text
     assert served.call("GET", f"jobs/{alice_job['id']}", "alice").json()["name"] == ref
 
 
-def test_submit_for_a_team_one_is_not_in_is_403(served, surge_yaml):
+def test_submit_for_a_team_one_is_not_in_is_403_and_an_unknown_team_404(served, surge_yaml):
     body = {"name": "bob-in-pricing", "team": "pricing", "spec_yaml": surge_yaml}
     error = _error(served.call("POST", "jobs", "bob", body), 403)
     assert "supply" in error["message"]
+    body = {"name": "bob-job", "team": "pricng", "spec_yaml": surge_yaml}
+    error = _error(served.call("POST", "jobs", "bob", body), 404)
+    assert error["message"] == "no team 'pricng'; your teams: supply."
+
+
+def test_a_taken_name_does_not_name_its_owner(served, alice_job, surge_yaml):
+    body = {"name": alice_job["name"], "team": "supply", "spec_yaml": surge_yaml}
+    error = _error(served.call("POST", "jobs", "bob", body), 409)
+    assert "taken by a job of another team" in error["message"]
+    assert "pricing" not in error["message"]  # only the name bob gave
 
 
 def test_bad_requests_are_400_saying_what_to_send(served, alice_job):

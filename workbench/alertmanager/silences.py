@@ -92,8 +92,11 @@ def _matchers(labels: dict[str, str] | None) -> dict[str, str]:
 def find(s: Session, who: authz.Principal, ref: int | str) -> Silence:
     """The silence ``ref`` of one of the user's teams (else SilenceNotFoundError)."""
     silence = _get(s, ref)
-    if silence is None or not authz.can_see(who, silence.team):
+    if silence is None:
         raise SilenceNotFoundError(ref)
+    if not authz.can_see(who, silence.team):
+        denied = f"silence {ref} of team '{silence.team}' by '{who.user}'"
+        raise SilenceNotFoundError(ref, denied=denied)
     return silence
 
 
@@ -102,11 +105,8 @@ def _get(s: Session, ref: int | str) -> Silence | None:
 
 
 def expire(s: Session, who: authz.Principal, ref: int | str) -> Silence:
-    """End the silence ``ref`` now (it stays listed as expired)."""
-    silence = _get(s, ref)
-    if silence is None:
-        raise SilenceNotFoundError(ref)
-    authz.check_act(who, silence.team, f"end silence {ref}")
+    """End the silence ``ref`` now (it stays listed as expired); another team's: 404."""
+    silence = find(s, who, ref)
     silence.until = min(silence.until, now())
     return silence
 

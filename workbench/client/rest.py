@@ -121,7 +121,7 @@ class ServiceClient:
         return self._get(_job(ref, "versions"))["versions"]
 
     def health_url(self, ref: int | str) -> str:
-        """The job's health page (a browser gives the token as ``?token=T``)."""
+        """The job's health page (a browser logs in once with its access token)."""
         return f"{self.url}workbench/{_job(ref, 'health')}"
 
     def rollback(self, ref: int | str, version: int) -> dict:

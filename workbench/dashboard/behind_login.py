@@ -1,8 +1,9 @@
 """``workbench dashboard`` behind a login: the dashboard rendered by Voila's server
 extension inside a Jupyter server, with the job service's users and teams.
 
-Users log in with their job-service token (:class:`workbench.server.login.TokenLogin`:
-Jupyter's login page, ``?token=T`` or ``Authorization: token T``); the teams file's
+Users log in once with their job-service access token
+(:class:`workbench.server.login.TokenLogin`: the login page, which asks for the access
+token, or ``Authorization: token T``; a cookie keeps the browser logged in); the teams file's
 dashboard viewers reach the dashboard and nothing else
 (:class:`workbench.server.authorizer.WorkbenchAuthorizer`), see only their cities
 (:func:`workbench.dashboard.voila_hooks.prelaunch`) and cannot run code in its kernel
@@ -25,6 +26,9 @@ from workbench.jobs.config import ServiceConfig
 
 #: the dashboard's address under the server's base_url
 DASHBOARD_URL = f"voila/render/{DASHBOARD}"
+#: Jupyter page templates of the door: the login page asks for the access token, a 403 is
+#: a page saying what was refused
+TEMPLATES = Path(__file__).resolve().parent / "jupyter" / "templates"
 CONFIG_FILE = "jupyter_server_config.py"
 
 
@@ -63,6 +67,7 @@ def door_settings() -> dict:
                 "workbench.server.viewer_channels.ViewerChannels"
             ),
             "jpserver_extensions": {"voila.server_extension": True, "workbench.server": True},
+            "extra_template_paths": [str(TEMPLATES)],
             # Voila's page would load MathJax from a CDN (the dashboard has no maths): off,
             # as standalone Voila has it
             "tornado_settings": {"mathjax_url": None, "mathjax_config": None},

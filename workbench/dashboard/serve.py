@@ -123,8 +123,7 @@ def serve(
         where = f"http://{HOST}:{port}/ (no login)"
     else:
         where = (
-            f"http://{login.ip}:{port}/{behind_login.DASHBOARD_URL} (log in with your "
-            "job service token)"
+            f"http://{login.ip}:{port}/{behind_login.DASHBOARD_URL} (log in with your access token)"
         )
     print(
         f"city dashboard on {where} (store: {config.public_store()}); Ctrl-C stops it",

@@ -11,8 +11,11 @@ Teams file (YAML)::
       dina: [jakarta, surabaya]
 
 Deny by default: a user sees and acts on the jobs of their own teams only; a job of
-another team answers :class:`JobNotFoundError` to reads (404, its name does not leak) and
-:class:`JobForbiddenError` to actions (403); admins see and act on everything. Without a
+another team answers :class:`JobNotFoundError` to reads and actions alike (404, the same
+answer as for no job: neither its name nor its team leaks; the exception's ``denied``
+says why, for the audit trail); a submission for a team one is not in is
+:class:`JobForbiddenError` (403), for a team the file does not hold
+:class:`TeamNotFoundError`; admins see and act on everything. Without a
 teams file the service is in single-user mode: every authenticated user is an admin.
 
 A viewer (``viewers:``, areas being keys of ``workbench/data/service_areas.yaml``) sees
@@ -31,6 +34,7 @@ from workbench.exceptions import (
     JobForbiddenError,
     JobNotFoundError,
     SpecError,
+    TeamNotFoundError,
     ViewerForbiddenError,
 )
 from workbench.yamlsafe import read_yaml
@@ -140,10 +144,23 @@ def check_not_viewer(who: Principal) -> None:
         raise ViewerForbiddenError(who.user, who.areas or ())
 
 
-def check_read(who: Principal, team: str, ref: object) -> None:
-    """A read of a job of ``team``: another team's job is reported as not found."""
+def check_read(who: Principal, team: str, ref: object, what: str = "read") -> None:
+    """A read of (or an action on, ``what``) a job of ``team``: another team's job is
+    reported as not found."""
     if not can_see(who, team):
-        raise JobNotFoundError(ref)
+        mine = ", ".join(sorted(who.teams)) or "no team"
+        raise JobNotFoundError(
+            ref, denied=f"{what} job '{ref}' of team '{team}' by '{who.user}' (teams: {mine})"
+        )
+
+
+def check_team(teams: Teams | None, who: Principal, team: str, what: str) -> None:
+    """Work for ``team`` (``what``, e.g. "submit a job"): a team the teams file lacks is
+    named with the caller's teams; one the caller is not in is refused."""
+    if teams is not None and team not in teams.members:
+        known = teams.members if who.admin else who.teams
+        raise TeamNotFoundError(team, known, admin=who.admin)
+    check_act(who, team, f"{what} for team '{team}'")
 
 
 def check_act(who: Principal, team: str, what: str) -> None:

@@ -1,6 +1,8 @@
 """The base of every REST route of the job service: :class:`ApiHandler` (the caller as the
 service's Principal, the JobService call in a thread, errors as
-``{"error": {"status", "type", "message"}}``) and :class:`ApiError`. Route modules
+``{"error": {"status", "type", "message"}}``, or as a page for a browser) and
+:class:`ApiError`. A denial's who and why stay on the handler (``audit_user``,
+``refusal``, ``denial``) for the audit trail (:mod:`workbench.server.access_log`). Route modules
 (:mod:`.handlers` for jobs, alerts and silences, :mod:`.cluster_routes`, ...) subclass it;
 :func:`workbench.server.handlers.rules` mounts them.
 """
@@ -22,13 +24,27 @@ from tornado.web import HTTPError, RequestHandler
 
 from workbench.exceptions import WorkbenchError
 from workbench.jobs.authz import check_not_viewer
+from workbench.server.access_log import scrub_uri
 from workbench.server.identity import Caller, Identify, principal
+from workbench.server.page_html import (
+    FORM_CSP,
+    error_page,
+    login_form,
+    wants_html,
+    without_token,
+)
 
 log = logging.getLogger("workbench.server")
+general = logging.getLogger("tornado.general")
 
 API = "workbench/api"
 #: HTTP statuses a WorkbenchError's ``status`` may carry to the client; others mean 400.
 ERROR_STATUSES = {400, 401, 403, 404, 409}
+NO_TOKEN = "no valid token"
+BROWSER_LOGIN = (
+    "Log in to see this page: paste your access token below (a script sends the header "
+    "'Authorization: token T')."
+)
 
 
 class ApiError(HTTPError):
@@ -67,6 +83,10 @@ class ApiHandler(RequestHandler):
     service: Any
     identify: Identify
     executor: Executor | None
+    #: who was refused (a user name), why (the message), and a job hidden as 404
+    audit_user: str | None = None
+    refusal: str | None = None
+    denial: str | None = None
 
     def initialize(self, service: Any, identify: Identify, executor: Executor | None = None):
         self.service, self.identify, self.executor = service, identify, executor
@@ -77,9 +97,11 @@ class ApiHandler(RequestHandler):
             raise ApiError(
                 401,
                 "Unauthorized",
-                "no valid token: send 'Authorization: token T' with a token from the service "
-                "config (tokens or tokens_file), or the owner's token in STATE/local-token",
+                f"{NO_TOKEN}: send 'Authorization: token T' with a token from the service "
+                "config (tokens or tokens_file), or the owner's token in STATE/local-token; "
+                "in a browser, log in once with your access token",
             )
+        self.audit_user = found.user
         self.refuse_viewer(found)
         return found
 
@@ -106,6 +128,7 @@ class ApiHandler(RequestHandler):
         try:
             return await asyncio.get_running_loop().run_in_executor(self.executor, run)
         except WorkbenchError as err:
+            self.denial = getattr(err, "denied", None)
             status = getattr(err, "status", None)
             status = status if status in ERROR_STATUSES else 400
             details = err.details() if hasattr(err, "details") else None
@@ -155,13 +178,35 @@ class ApiHandler(RequestHandler):
             ) from None
 
     def log_exception(self, typ, value, tb) -> None:  # type: ignore[no-untyped-def]
-        if isinstance(value, HTTPError):
-            super().log_exception(typ, value, tb)
+        if isinstance(value, HTTPError) and value.log_message:  # as tornado, URI scrubbed
+            said = value.log_message % value.args if value.args else value.log_message
+            uri = scrub_uri(self.request.uri)
+            general.warning("%d %s %s: %s", value.status_code, self.request.method, uri, said)
         # anything else: write_error logs it once, with the reference it answers
 
+    def wants_html(self) -> bool:
+        """Errors as a page (a browser's request), else JSON."""
+        return wants_html(self.request)
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
-        self.set_header("Content-Type", "application/json")
-        self.finish(to_json(self.error_of(status_code, **kwargs)))
+        body = self.error_of(status_code, **kwargs)
+        if status_code in (401, 403):
+            self.refusal = body["error"]["message"]
+        if not self.wants_html():
+            self.set_header("Content-Type", "application/json")
+            self.finish(to_json(body))
+            return
+        error = body["error"]
+        if status_code == 401 and error["message"].startswith(NO_TOKEN):
+            error = error | {"message": BROWSER_LOGIN}
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Content-Security-Policy", FORM_CSP)
+        self.finish(error_page(error, self.login_form() if status_code == 401 else ""))
+
+    def login_form(self) -> str:
+        """On a 401 page: the server's own login form, if it has one (``workbench serve``)."""
+        action = self.settings.get("workbench_login")
+        return login_form(action, without_token(self.request.uri)) if action else ""
 
     def error_of(self, status_code: int, **kwargs: Any) -> dict:
         """The error body for ``write_error``'s arguments (a 500 logged with a reference)."""

@@ -1,14 +1,18 @@
 """``workbench serve``: the job service as a standalone tornado server.
 
 The routes are :mod:`workbench.server.handlers` under ``/workbench/api/`` and the health
-page and Prometheus endpoint (:mod:`workbench.server.pages`) under ``/workbench/``; callers
-authenticate with ``Authorization: token T`` (or ``Bearer T``), T from the service
+page and Prometheus endpoint (:mod:`workbench.server.pages`) under ``/workbench/``;
+callers authenticate with ``Authorization: token T`` (or ``Bearer T``), T from the service
 config's tokens, or the owner's token in ``$STATE/local-token`` (created 0600 on first
-start; its holder is an admin). The server runs the JobService's supervisor; SIGTERM or
-SIGINT stops the server and the supervisor, not the jobs (each is its own process, and
-the next start re-attaches to them); SIGHUP reads service.yaml again (its clusters, teams
-and tokens, :mod:`workbench.service.reload`). ``$STATE/service.json`` (``{url, pid, token_file}``)
-tells clients where it listens; it is removed on a clean stop.
+start; its holder is an admin). A browser logs in once: a token given on the login page
+(``/workbench/login``) or as ``?token=T`` in a page's URL sets a signed cookie (key in
+``$STATE/cookie-secret``) and the URL is reloaded without it; the cookie serves reads
+only. The request log holds no secret (:mod:`workbench.server.access_log`); denials go to
+the audit trail (:mod:`workbench.service.audit`). The server runs the JobService's
+supervisor; SIGTERM or SIGINT stops the server and the supervisor, not the jobs (each is
+its own process, and the next start re-attaches to them); SIGHUP reads service.yaml again
+(its clusters, teams and tokens, :mod:`workbench.service.reload`). ``$STATE/service.json``
+(``{url, pid, token_file}``) tells clients where it listens; it is removed on a clean stop.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,35 +31,58 @@ import tornado.web
 from workbench.client.embedded import SERVICE_FILE
 from workbench.exceptions import WorkbenchError
 from workbench.jobs.config import ServiceConfig
+from workbench.server import login_page
+from workbench.server.access_log import log_request, mask_tokens
 from workbench.server.handlers import ApiHandler, NoRoute, rules
-from workbench.server.identity import Identify, TokenIdentity, local_token, read_token
+from workbench.server.identity import (
+    COOKIE_SECRET_FILE,
+    Identify,
+    TokenIdentity,
+    local_token,
+    read_token,
+    secret_file,
+)
 from workbench.server.pages import page_rules
 from workbench.server.reload_routes import refresh_tokens
 from workbench.service.reload import reload_config, summary
 
 
-class StandaloneHandler(ApiHandler):
-    """Every request needs a caller: 401 before anything else. Tokens only, no cookies,
-    so there is nothing for XSRF to forge."""
+class StandaloneHandler(login_page.UrlLogin, ApiHandler):
+    """Every request needs a caller: 401 before anything else. A ``?token=T`` in a read's
+    URL logs the browser in (a cookie) and reloads the URL without it. The cookie serves
+    reads only, so there is nothing for XSRF to forge."""
 
     def prepare(self) -> None:
-        self.caller()
+        if not self.logged_in_by_url():
+            self.caller()
 
 
-def make_app(service: Any, identify: Identify, executor=None) -> tornado.web.Application:
+def make_app(
+    service: Any, identify: Identify, executor=None, cookie_secret: str | None = None
+) -> tornado.web.Application:
     settings = {"service": service, "identify": identify, "executor": executor}
     handlers: list[Any] = rules("/", StandaloneHandler, settings)
     handlers += page_rules("/", StandaloneHandler, settings)
+    handlers += login_page.rules("/", settings)
     return tornado.web.Application(
         handlers,
         default_handler_class=NoRoute,
         default_handler_args=settings,
+        cookie_secret=cookie_secret or secrets.token_urlsafe(32),
+        log_function=log_request,
+        workbench_service=service,
+        workbench_login="/" + login_page.PATH,
     )
 
 
 def identity_for(config: Any, state_dir: Path) -> TokenIdentity:
     """Tokens from the config, plus the owner's local token."""
     return TokenIdentity(config.all_tokens(), owner_token=read_token(local_token(state_dir)))
+
+
+def masked(identity: TokenIdentity) -> None:
+    """No log line holds one of ``identity``'s tokens, wherever it was written."""
+    mask_tokens([*identity.tokens, identity.owner_token or ""])
 
 
 def serve(
@@ -79,7 +107,9 @@ async def _run(service, config, state: Path, host: str, port: int, ready) -> int
 
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
     identity = identity_for(config, state)
-    app = make_app(service, identity, executor)
+    masked(identity)
+    cookie_secret = read_token(secret_file(state / COOKIE_SECRET_FILE))
+    app = make_app(service, identity, executor, cookie_secret)
     try:
         sockets = bind_sockets(port, host)
     except OSError as err:
@@ -128,6 +158,7 @@ def _reload(service: Any, identity: TokenIdentity) -> None:
         print(f"service.yaml not reloaded, the old config stays: {err}", flush=True)
         return
     refresh_tokens(identity, service)
+    masked(identity)
     print(summary(result), flush=True)
 
 

@@ -52,4 +52,6 @@ def gate(handler: Any, user: Any) -> None:
         return
     if not authorizer.is_authorized(handler, user, "read", "page"):
         path = relative_path(handler).replace("%", "")  # the message is a format string
-        raise web.HTTPError(403, refusal(user.username, path))
+        handler.audit_user, handler.refusal = user.username, refusal(user.username, path)
+        handler.current_user = user  # the 403 page names who is refused
+        raise web.HTTPError(403, handler.refusal)

@@ -4,14 +4,15 @@
 JupyterHub (``/user/NAME/workbench/api/...``, ``/user/NAME/workbench/jobs/JOB/health``).
 
 Enabled on install by ``jupyter-config/jupyter_server_config.d/dagger_workbench.json``
-(``jupyter server extension enable workbench.server`` for a development install).
-Requests go through Jupyter's own authentication (``@web.authenticated``), authorization
+(``jupyter server extension enable workbench.server`` for a development install). Requests
+go through Jupyter's own authentication (``@web.authenticated``), authorization
 (``@authorized`` on resource ``workbench``) and XSRF checks. The caller is Jupyter's user
 (``current_user.username``: the JupyterHub user under Hub); on a plain Jupyter server,
 whose token names nobody, the caller is the server's owner (an admin), as with the
-embedded service. A dashboard viewer (teams file ``viewers:``) is refused every route (403)
-before the route reads its request. Settings are the traits of :class:`WorkbenchService`
-(``c.WorkbenchService.state_dir`` ...).
+embedded service. A dashboard viewer (teams file ``viewers:``) is refused every route
+(403) before the route reads its request. Jupyter's request log scrubs secret-looking
+query parameters; every denial of the server goes to the service's audit trail. Settings
+are the traits of :class:`WorkbenchService` (``c.WorkbenchService.state_dir`` ...).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from traitlets.config import Configurable
 
 from workbench.jobs.config import ServiceConfig
 from workbench.server import new_dagger, promotions
+from workbench.server.access_log import SCRUB_WORDS, audited
 from workbench.server.handlers import ApiHandler, rules
 from workbench.server.identity import Caller, Identify, local_user
 from workbench.server.pages import page_rules
@@ -111,6 +113,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="workbench-api")
     handler_settings = {"service": service, "identify": identify, "executor": executor}
     serverapp.web_app.settings["workbench_service"] = service
+    _log_requests(serverapp.web_app.settings)
     promotions_run = Promotions(service, serverapp.root_dir)
     atexit.register(promotions_run.close)
     serverapp.web_app.settings["workbench_promotions"] = promotions_run
@@ -124,6 +127,13 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     serverapp.log.info(
         "workbench job service at %sworkbench/api (state %s)", base_url, config.state_dir
     )
+
+
+def _log_requests(web: dict) -> None:
+    """Jupyter's request log scrubs our secret-looking parameters too; denials (401, 403,
+    a hidden job) go to the audit trail."""
+    web["log_function"] = audited(web.get("log_function"))
+    web["extra_log_scrub_param_keys"] = [*web.get("extra_log_scrub_param_keys", []), *SCRUB_WORDS]
 
 
 def _supervise(service: Any, serverapp: Any) -> None:

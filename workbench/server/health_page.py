@@ -2,8 +2,8 @@
 
 Served by the same handlers as the API, in ``workbench serve`` and in the Jupyter
 extension, with the same identity and team authorization (another team's job: 404). A
-browser without an ``Authorization`` header may give the API token as ``?token=T`` (on
-Jupyter, its own login applies). The page is self-contained: charts are inline SVG drawn
+browser logs in once with its access token (the login form, or ``?token=T`` once: a
+cookie; on Jupyter, its own login applies). The page is self-contained: charts are inline SVG drawn
 here (:mod:`workbench.charts`), no script runs, and its Content-Security-Policy
 lets the browser fetch nothing (``default-src 'none'``). It reloads every 30 s.
 
@@ -21,42 +21,22 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from workbench.charts import STYLE, Series, line_chart, timeline
+from workbench.charts import Series, line_chart, timeline
 from workbench.server.api import ApiHandler
 from workbench.server.health_data import Health, collect
 from workbench.server.health_series import STATUS_COLORS, batches, charts, status_spans
+from workbench.server.page_html import CSP, REFRESH_S, page
 
 PATH = r"jobs/([^/]+)/health"
-REFRESH_S = 30
 SHOWN_EVENTS = 15
-CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'self'"
-)
 OUTPUT_COLORS = ("#6a3d9a", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#17becf")
-
-
-def query_token(handler: Any) -> None:
-    """A browser cannot send headers: take ``?token=T`` as ``Authorization: token T``."""
-    token = handler.get_query_argument("token", None)
-    if token and not handler.request.headers.get("Authorization"):
-        handler.request.headers["Authorization"] = f"token {token}"
 
 
 class PageRoute(ApiHandler):
     """A route answering HTML, errors included."""
 
-    def caller(self) -> Any:
-        query_token(self)
-        return super().caller()
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        error = self.error_of(status_code, **kwargs)["error"]
-        self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.set_header("Content-Security-Policy", CSP)
-        title = f"{error['status']} {error['type']}"
-        message = html.escape(error["message"])
-        self.finish(page(title, f'<h1>{html.escape(title)}</h1><p class="problem">{message}</p>'))
+    def wants_html(self) -> bool:
+        return True
 
 
 class HealthRoute(PageRoute):
@@ -69,16 +49,6 @@ class HealthRoute(PageRoute):
 
 
 ROUTES: list[tuple[str, type[ApiHandler]]] = [(PATH, HealthRoute)]
-
-
-def page(title: str, body: str, refresh: bool = False) -> str:
-    meta = f'<meta http-equiv="refresh" content="{REFRESH_S}">' if refresh else ""
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f'<link rel="icon" href="data:,">{meta}<title>{html.escape(title)}</title>'
-        f"<style>{STYLE}</style></head><body>{body}</body></html>"
-    )
 
 
 def render(health: Health, now: float) -> str:

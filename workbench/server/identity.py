@@ -3,14 +3,16 @@ whether the caller is the service's owner, an admin whatever the teams file says
 
 Identity is pluggable: the handlers take any function ``request handler -> Caller | None``.
 ``workbench serve`` uses :class:`TokenIdentity` (``Authorization: token T`` or
-``Bearer T`` looked up in the service config's tokens, plus the owner's local token);
-the Jupyter server extension asks Jupyter (:mod:`workbench.server.extension`).
+``Bearer T`` looked up in the service config's tokens, plus the owner's local token, or
+for a browser's reads the login cookie a token once presented set); the Jupyter server
+extension asks Jupyter (:mod:`workbench.server.extension`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import getpass
+import hashlib
 import hmac
 import os
 import secrets
@@ -21,6 +23,13 @@ from typing import Any
 
 #: File in the state folder holding the owner's token (mode 0600).
 LOCAL_TOKEN_FILE = "local-token"
+#: File in the state folder holding the key that signs login cookies (mode 0600).
+COOKIE_SECRET_FILE = "cookie-secret"
+#: The browser's login cookie: a token's digest, signed; good for reads (GET, HEAD) only,
+#: so a page of another site cannot act with it.
+LOGIN_COOKIE = "workbench-login"
+COOKIE_DAYS = 7
+SAFE_METHODS = ("GET", "HEAD")
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,11 @@ def local_user() -> str:
 
 def local_token(state_dir: Path) -> Path:
     """The owner's token file in ``state_dir``, created (random, mode 0600) if missing."""
-    path = Path(state_dir) / LOCAL_TOKEN_FILE
+    return secret_file(Path(state_dir) / LOCAL_TOKEN_FILE)
+
+
+def secret_file(path: Path) -> Path:
+    """``path``, created holding a random secret (mode 0600) if missing."""
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -67,9 +80,14 @@ def bearer(header: str | None) -> str | None:
     return None
 
 
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
 class TokenIdentity:
-    """``Authorization`` header -> :class:`Caller` from a ``{token: user}`` table; the
-    owner's token (``owner_token``) names :func:`local_user` as an owner."""
+    """``Authorization`` header (or a read's login cookie) -> :class:`Caller` from a
+    ``{token: user}`` table; the owner's token (``owner_token``) names :func:`local_user`
+    as an owner."""
 
     def __init__(self, tokens: Mapping[str, str], owner_token: str | None = None):
         self.tokens = dict(tokens)
@@ -77,14 +95,41 @@ class TokenIdentity:
 
     def __call__(self, handler: Any) -> Caller | None:
         token = bearer(handler.request.headers.get("Authorization"))
-        if token is None:
-            return None
+        if token is not None:
+            return self.caller_of(token)
+        if handler.request.method in SAFE_METHODS:
+            return self.caller_of_cookie(handler)
+        return None
+
+    def caller_of(self, token: str) -> Caller | None:
         if self.owner_token and hmac.compare_digest(token, self.owner_token):
             return Caller(local_user(), owner=True)
         for known, user in self.tokens.items():
             if hmac.compare_digest(token, known):
                 return Caller(str(user))
         return None
+
+    def caller_of_cookie(self, handler: Any) -> Caller | None:
+        value = handler.get_signed_cookie(LOGIN_COOKIE, max_age_days=COOKIE_DAYS)
+        if not value:
+            return None
+        for token in ([self.owner_token] if self.owner_token else []) + list(self.tokens):
+            if hmac.compare_digest(value.decode("ascii", "replace"), digest(token)):
+                return self.caller_of(token)
+        return None  # a token since removed from the config
+
+    @staticmethod
+    def log_in(handler: Any, token: str) -> None:
+        """Set the login cookie for ``token`` (a valid one) on ``handler``'s answer."""
+        handler.set_signed_cookie(
+            LOGIN_COOKIE,
+            digest(token),
+            expires_days=COOKIE_DAYS,
+            httponly=True,
+            samesite="Strict",
+            secure=handler.request.protocol == "https",
+            path=handler.settings.get("base_url", "/"),
+        )
 
 
 def principal(service: Any, caller: Caller) -> Any:

@@ -2,10 +2,12 @@
 workbench.server.login.TokenLogin``.
 
 Each token of the service config (``tokens``/``tokens_file``, the same that ``workbench
-serve`` accepts) names a user: sent as ``Authorization: token T``, as ``?token=T`` in a
-URL, or typed into Jupyter's login page, it logs that user in (a signed cookie keeps the
-browser logged in). The job service's teams file then applies: teams, admins, and
-dashboard viewers, whom :func:`workbench.server.authorizer.gate` keeps to the dashboard.
+serve`` accepts) names a user: sent as ``Authorization: token T``, or pasted into the
+login page (which asks for the access token: ``workbench/dashboard/jupyter/templates``),
+it logs that user in (a signed cookie keeps the browser logged in; Jupyter also takes
+``?token=T`` once, and its request log scrubs it). The job service's teams file then
+applies: teams, admins, and dashboard viewers, whom
+:func:`workbench.server.authorizer.gate` keeps to the dashboard.
 ``c.TokenLogin.users = {token: user}`` replaces the service config's tokens.
 """
 

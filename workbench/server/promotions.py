@@ -93,7 +93,7 @@ class Promotions:
 
     def start(self, who: Any, data: dict[str, Any]) -> Promotion:
 
-        authz.check_act(who, data["team"], f"promote a notebook for team '{data['team']}'")
+        authz.check_team(self.service.teams, who, data["team"], "promote a notebook")
         path = self.notebook_path(str(data["notebook"]))
         run = Promotion(
             uuid.uuid4().hex[:12], who.user, str(data["notebook"]), data["team"],

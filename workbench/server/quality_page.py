@@ -1,6 +1,6 @@
 """``GET {base_url}workbench/quality/{topic}[?hours=H]``: a topic's data quality as an HTML
 page like the health page (score, completeness, counts and latencies per window as inline
-SVG, the last windows as a table; no script, nothing fetched; ``?token=T`` for browsers;
+SVG, the last windows as a table; no script, nothing fetched; a browser logs in once;
 reloads every 30 s). The data is :func:`workbench.quality.board.topic_rows`.
 """
 

@@ -179,7 +179,7 @@ class JobService(AlertQueries):
         """A new job (version 1), or a new version of the job called ``name``; starts it.
         It is pinned to ``schema_version``, else to the latest published one (refused when
         that breaks what the job's current version reads: :mod:`workbench.jobs.schema_pins`)."""
-        authz.check_act(who, team, f"submit a job for team '{team}'")
+        authz.check_team(self.teams, who, team, "submit a job")
         spec = versioning.parse_spec(spec_yaml)  # a bad spec is refused before anything is stored
         pin = schema_pins.for_submit(self.schemas, schema_version)
         with self._writing() as s:
@@ -385,8 +385,7 @@ class JobService(AlertQueries):
         job = self._find(s, ref)
         if job is None:
             raise JobNotFoundError(ref)
-        # named as the user named it: an id never reveals another team's job name
-        authz.check_act(who, job.team, f"{verb} job '{ref}'")
+        authz.check_read(who, job.team, ref, verb)  # another team's: 404, as a read
         return job
 
     def _new_job(

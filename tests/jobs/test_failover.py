@@ -12,7 +12,11 @@ from jobkit import spec_yaml
 from streaming import surge_spec
 from test_handoff import _write_log
 
-from workbench.exceptions import JobForbiddenError, JobServiceError, KafkaClusterNotFoundError
+from workbench.exceptions import (
+    JobNotFoundError,
+    JobServiceError,
+    KafkaClusterNotFoundError,
+)
 from workbench.jobs import failover, handoff, versioning
 from workbench.jobs.config import KafkaCluster
 from workbench.jobs.db import Job
@@ -113,8 +117,10 @@ def test_another_team_may_not_fail_a_job_over(make_service, tmp_path):
         team="pricing",
         spec_yaml=two_streams("main", "main"),
     )
-    with pytest.raises(JobForbiddenError, match="fail over"):
+    with pytest.raises(JobNotFoundError, match="No job 'surge' that you can see") as refused:
         service.failover(service.principal("dave"), "surge", "mirror")
+    assert "pricing" not in str(refused.value)  # the owner team is not named
+    assert "fail over" in refused.value.denied  # the audit trail keeps what was refused
 
 
 def test_a_pending_failover_of_a_job_that_never_committed_starts_fresh(make_service):

@@ -15,6 +15,7 @@ windows (``emit: final``); with early updates each update of a window is a new r
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -90,7 +91,9 @@ class ParquetWriter:
         )
 
     def close(self) -> None:
-        staging.settle(Path(self.config.path))  # the last batch's schema
+        # the last batch's schema; a failure here is met again before the next batch
+        with contextlib.suppress(OSError):
+            staging.settle(Path(self.config.path))
 
 
 SINKS.add("parquet", ParquetConfig)

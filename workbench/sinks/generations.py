@@ -74,11 +74,13 @@ def logged_files(folder: Path) -> list[Path] | None:
 
 
 def newest_logged(folder: Path) -> Path | None:
-    """The data file the folder's log added last (None: no log, or its newest entry, a
-    batch that wrote no file, holds none)."""
-    entries = _entries(folder)
-    added = [p for p, adds in _paths(entries[-1][1]).items() if adds] if entries else []
-    return added[-1] if added else None
+    """The data file the folder's log added last (None: no log, or no file in it); entries of
+    batches that wrote no file are passed over, back to the latest compaction at most."""
+    for _, entry in reversed(_entries(folder)):
+        added = [p for p, adds in _paths(entry).items() if adds]
+        if added or entry.name.endswith(".compact"):
+            return added[-1] if added else None
+    return None
 
 
 def latest_logged(folder: Path) -> int:

@@ -3,7 +3,7 @@
 A replayed micro-batch overwrites its own folder, and a letter whose record an earlier
 run of the job lettered already (an edit, a rollback or a failover reads records again
 on a new checkpoint) is not written again: the writer loads the job's letter index
-(:mod:`workbench.sinks.lettered`) from the folder's files when it opens, so a dead
+(:mod:`workbench.sinks.lettered`) from the folder's files at its first write, so a dead
 letter is written once per (topic, partition, offset). Each run folder names its job
 in ``_dagger_job``, so jobs sharing a folder keep their own letters.
 

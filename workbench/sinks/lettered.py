@@ -6,7 +6,7 @@ checkpoint that reads records again (a handoff starts where every open window is
 recomputed whole, :mod:`workbench.jobs.handoff`), and their undecodable records would be
 lettered again. What a job has lettered must live beside the letters themselves, in the
 dead-letter sink, where every checkpoint of the job finds it: a dead-letter writer loads
-it when it opens (from the folder's files, or the topic's ``dlq.*`` headers), passes
+it before it writes (from the folder's files, or the topic's ``dlq.*`` headers), passes
 only the letters of places not in it (:meth:`Lettered.fresh`), and adds what it wrote
 once the write committed, so the index is exactly what the sink holds.
 

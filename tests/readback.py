@@ -78,3 +78,18 @@ def kafka_messages(bootstrap, topic, timeout_s=20.0):
     finally:
         consumer.close()
     return out
+
+
+def ended_offsets(bootstrap: str, topic: str) -> int:
+    """The sum of ``topic``'s end offsets over its partitions (equal on a mirror that has
+    caught up)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "e2e-ends"})
+    try:
+        parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        return sum(
+            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts
+        )
+    finally:
+        consumer.close()

@@ -3,6 +3,8 @@ to either dead-letter type, and the log sink's output."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from geo_reference import surge_windows
 from readback import kafka_messages
@@ -38,6 +40,34 @@ def test_dead_letters_to_kafka_keep_bytes_offsets_and_errors(spark, kafka_broker
         assert "esb.booking.BookingLogMessage" in headers["dlq.error"]
         origin = (int(headers["dlq.partition"]), int(headers["dlq.offset"]))
         assert source[origin] == letter.value()
+
+
+def test_a_new_checkpoint_writes_no_letter_twice_to_the_kafka_topic(spark, kafka_broker, tmp_path):
+    """An edit or rollback starts a new checkpoint that reads the topic again: the letters the
+    topic holds (by their dlq.* headers) are not written again, only the new records'."""
+    bootstrap = kafka_broker.bootstrap
+    topic = new_topic(bootstrap, "dlq-again")
+    dead = {"type": "kafka", "topic": f"{topic}-dead", "bootstrap_servers": bootstrap}
+    spec = surge_spec(bootstrap, topic, tmp_path, [{"type": "log", "rows": 1}], dead_letter=dead)
+
+    def run(checkpoint) -> int:
+        at = tmp_path / checkpoint
+        job = StreamingJob(spec, spark, checkpoint=at, available_now=True, emit=None)
+        return job.run().dead_letters
+
+    first = publish_events(bootstrap, topic, 1000, malformed=0.04)
+    assert run("c1") == first.malformed > 20
+    second = publish_events(bootstrap, topic, 500, seed=3, malformed=0.04)
+    assert run("c2") == second.malformed  # from the earliest offsets again
+    places = Counter(
+        (h["dlq.topic"], h["dlq.partition"], h["dlq.offset"])
+        for h in (
+            dict((k, v.decode()) for k, v in m.headers())
+            for m in kafka_messages(bootstrap, dead["topic"])
+        )
+    )
+    assert set(places.values()) == {1}, [p for p, n in places.items() if n > 1]
+    assert len(places) == first.malformed + second.malformed
 
 
 def test_log_sink_prints_each_batch(spark, kafka_broker, tmp_path, capsys):

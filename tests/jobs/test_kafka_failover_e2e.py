@@ -13,6 +13,7 @@ import uuid
 from geo_reference import surge_windows
 from jobkit import batches
 from polling import wait_for
+from readback import ended_offsets
 from service_process import Service
 from streaming import Bookings, closed, influx_v1_rows, influx_v1_sink, surge_spec
 
@@ -23,19 +24,6 @@ POLICY = {
     "backoff_s": 1, "backoff_max_s": 4, "max_failures": 5, "healthy_after_s": 20,
     "stop_grace_s": 10, "kill_grace_s": 5,
 }  # fmt: skip
-
-
-def ended_offsets(bootstrap: str, topic: str) -> int:
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "e2e-ends"})
-    try:
-        parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-        return sum(
-            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts
-        )
-    finally:
-        consumer.close()
 
 
 def test_the_job_fails_over_to_the_mirror_and_influx_holds_every_window_once(

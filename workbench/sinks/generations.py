@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from workbench.exceptions import SinkGenerationError
 
@@ -40,13 +41,52 @@ class Placement:
     committed: bool  # the log already holds it: a replay, skip it
 
 
-def latest_logged(folder: Path) -> int:
-    """The latest batch id in the folder's file-sink log; -1 when there is none."""
+def _entries(folder: Path) -> list[tuple[int, Path]]:
+    """The folder's log entries (``N`` and ``N.compact``) with their batch ids, oldest first."""
     log = folder / LOG
     if not log.is_dir():
-        return -1
-    ids = [int(m.group(1)) for p in log.iterdir() if (m := _LOG_FILE.match(p.name))]
-    return max(ids, default=-1)
+        return []
+    return sorted((int(m.group(1)), p) for p in log.iterdir() if (m := _LOG_FILE.match(p.name)))
+
+
+def _paths(entry: Path) -> dict[Path, bool]:
+    """The files a log entry names, each with whether it adds (not deletes) it."""
+    files = {}
+    for line in entry.read_text(encoding="utf-8").splitlines()[1:]:  # first line: version
+        item = json.loads(line)
+        files[Path(unquote(urlparse(item["path"]).path))] = item.get("action", "add") == "add"
+    return files
+
+
+def logged_files(folder: Path) -> list[Path] | None:
+    """The data files the folder's file-sink log holds (its latest compaction and the
+    entries after it), in the order it logged them; None when there is no log."""
+    if not (folder / LOG).is_dir():
+        return None
+    entries = _entries(folder)
+    compacts = [n for n, p in entries if p.name.endswith(".compact")]
+    first = compacts[-1] if compacts else -1
+    files: dict[Path, bool] = {}
+    for number, path in entries:
+        if number > first or (number == first and path.name.endswith(".compact")):
+            files.update(_paths(path))
+    return [p for p, kept in files.items() if kept]
+
+
+def newest_logged(folder: Path) -> Path | None:
+    """The data file the folder's log added last (None: no log, or no file in it); entries of
+    batches that wrote no file are passed over, back to the latest compaction at most."""
+    for _, entry in reversed(_entries(folder)):
+        added = [p for p, adds in _paths(entry).items() if adds]
+        if added or entry.name.endswith(".compact"):
+            return added[-1] if added else None
+    return None
+
+
+def latest_logged(folder: Path) -> int:
+    """The latest batch id in the folder's file-sink log; -1 when there is none."""
+    entries = _entries(folder)
+    return entries[-1][0] if entries else -1
 
 
 class Generations:

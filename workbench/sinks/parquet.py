@@ -3,6 +3,10 @@
 Each micro-batch goes through Spark's own file sink (``FileStreamSink``), so the folder
 is exactly once through the sink's ``_spark_metadata`` log: a replayed batch is skipped
 (and reported as skipped, not written), and Spark readers see only committed files.
+Readers other than Spark (pyarrow, pandas) see the same: a batch's files are staged
+under a hidden name and published once the log holds them, what a killed batch left is
+dropped before the next one, and the folder keeps a schema file that carries columns an
+edit added (:mod:`workbench.sinks.staging`).
 Every checkpoint writing the folder is a generation of it
 (:mod:`workbench.sinks.generations`): an edited dagger on a new checkpoint continues the
 same table after the log's latest batch instead of being skipped. Use it with final
@@ -11,10 +15,12 @@ windows (``emit: final``); with early updates each update of a window is a new r
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from workbench.sinks import staging
 from workbench.sinks.buckets import BucketedConfig
 from workbench.sinks.generations import Generations
 from workbench.sinks.registry import SINKS, SinkContext, Written
@@ -39,6 +45,9 @@ class ParquetWriter:
         assert ctx.spark._jvm is not None, "the Parquet sink needs a classic Spark session"
         self.config, self.ctx = config, ctx
         self._generations = Generations(Path(config.path), config.describe())
+        # every file sink of the session (this one's streamed query clones it) stages files
+        ctx.spark.conf.set(staging.PROTOCOL_CONF, staging.PROTOCOL)
+        self._settled = False  # what a killed run left is set aside at the first batch
 
     @functools.cached_property
     def _sink(self) -> Any:
@@ -55,7 +64,10 @@ class ParquetWriter:
 
     def place(self, batch_id: int) -> int | None:
         """The batch id the query's micro-batch ``batch_id`` has in the folder's log; None
-        for a replay the log holds already."""
+        for a replay the log holds already. What the batches before it left in the folder
+        is settled first (:func:`workbench.sinks.staging.settle`)."""
+        staging.settle(Path(self.config.path), orphans=not self._settled)
+        self._settled = True
         place = self._generations.place(self.ctx.query_id, batch_id, str(self.ctx.checkpoint))
         return None if place.committed else place.sink_batch
 
@@ -79,7 +91,9 @@ class ParquetWriter:
         )
 
     def close(self) -> None:
-        pass
+        # the last batch's schema; a failure here is met again before the next batch
+        with contextlib.suppress(OSError):
+            staging.settle(Path(self.config.path))
 
 
 SINKS.add("parquet", ParquetConfig)

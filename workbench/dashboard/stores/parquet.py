@@ -8,42 +8,20 @@ by a batch job) is read whole.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import unquote, urlparse
 
 from workbench.dashboard.errors import StoreEmptyError, StoreUnreachableError
 from workbench.dashboard.stores import STORES
 from workbench.dashboard.stores.base import Layout, Query
+from workbench.sinks.generations import logged_files
 
 if TYPE_CHECKING:
     import pandas as pd
 
 PARTITIONS = ("dt", "hour")
-LOG = "_spark_metadata"
-
-
-def committed_files(root: Path) -> list[Path] | None:
-    """The data files Spark's file-sink log lists for ``root``, or None without a log."""
-    log = root / LOG
-    if not log.is_dir():
-        return None
-    batches = sorted(
-        (int(p.name.split(".")[0]), p) for p in log.iterdir() if p.name.split(".")[0].isdigit()
-    )
-    compacts = [n for n, p in batches if p.name.endswith(".compact")]
-    first = compacts[-1] if compacts else -1
-    files: dict[str, bool] = {}
-    for number, path in batches:
-        if number < first or (number == first and not path.name.endswith(".compact")):
-            continue
-        for line in path.read_text(encoding="utf-8").splitlines()[1:]:  # first line: version
-            entry = json.loads(line)
-            files[entry["path"]] = entry.get("action", "add") == "add"
-    return [Path(unquote(urlparse(uri).path)) for uri, kept in files.items() if kept]
 
 
 @dataclass
@@ -114,7 +92,7 @@ class ParquetStore:
         partitioning = ds.partitioning(
             pa.schema([(name, pa.string()) for name in PARTITIONS]), flavor="hive"
         )
-        files = committed_files(root)
+        files = logged_files(root)
         source: Any = [str(f) for f in files if f.exists()] if files is not None else str(root)
         if not source:
             raise StoreEmptyError(self.describe(), f"{root} holds no committed results yet.")

@@ -52,6 +52,7 @@ def make_config(
 ) -> ServiceConfig:
     extra.setdefault("runner_command", [sys.executable, str(FAKE_RUNNER)])
     extra.setdefault("host_command", [sys.executable, str(FAKE_HOST)])
+    extra.setdefault("validate_command", [])  # no Spark in the service's unit tests
     return ServiceConfig(state_dir=state, database_url=database_url, teams_file=teams, **extra)
 
 

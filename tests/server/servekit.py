@@ -57,7 +57,7 @@ class Served:
 
     def call(self, method: str, path: str, user: str | None, body=None) -> requests.Response:
         return requests.request(
-            method, self.api(path), headers=headers(user), json=body, timeout=30
+            method, self.api(path), headers=headers(user), json=body, timeout=180
         )
 
     def stop(self) -> int:

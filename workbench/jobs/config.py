@@ -351,6 +351,12 @@ class ServiceConfig(_Model):
         default_factory=lambda: [sys.executable, "-m", "workbench.jobs.host"],
         json_schema_extra=INTERNAL,
     )
+    # the command checking a spec as `workbench validate` does before a submit, an edit or
+    # a start (the spec on its standard input); empty: names and schemas only, no Spark
+    validate_command: list[str] = Field(
+        default_factory=lambda: [sys.executable, "-m", "workbench.jobs.spec_check"],
+        json_schema_extra=INTERNAL,
+    )
 
     @field_validator("notifiers", mode="before")
     @classmethod

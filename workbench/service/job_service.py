@@ -23,15 +23,28 @@ from sqlalchemy.orm import Session
 
 from workbench.alertmanager.queries import AlertQueries
 from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
-from workbench.jobs import authz, clusters, failover, moves, schema_pins, versioning
+from workbench.jobs import (
+    authz,
+    clusters,
+    failover,
+    moves,
+    probes,
+    schema_pins,
+    spec_check,
+    targets,
+    versioning,
+)
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
 from workbench.jobs.rundir import RunDir
 from workbench.jobs.views import event_view, job_view, job_views, latest_run, version_view
 from workbench.schemas.versions import SchemaVersions
+from workbench.settings import child_env
 from workbench.spec import _NAME, MAX_NAME
 
 RUNNING, STOPPED = "running", "stopped"
+#: the actor of what the service decides itself (a job accepted as WAITING)
+ACTOR_SERVICE = "service"
 
 
 class JobService(AlertQueries):
@@ -160,23 +173,20 @@ class JobService(AlertQueries):
         authz.check_act(who, team, f"submit a job for team '{team}'")
         spec = versioning.parse_spec(spec_yaml)  # a bad spec is refused before anything is stored
         pin = schema_pins.for_submit(self.schemas, schema_version)
-        with self._writing() as s:
-            job = s.scalars(select(Job).where(Job.name == name)).first()
+        with self.db.snapshot() as s:  # the quick checks first, then Spark's
+            job = self._submitted(s, who, name, team)
             if job is None:
-                job = self._new_job(s, who, name, team, cluster)
-            elif job.team != team:
-                raise JobConflictError(
-                    f"The job name '{name}' is taken by a job of another team; choose "
-                    "another name (--name)."
-                    if not authz.can_see(who, job.team)
-                    else f"Job '{name}' belongs to team '{job.team}'; submit it with "
-                    f"--team {job.team}, or choose another name."
-                )
-            self._check_pin(s, job, spec, pin)
-            self._check_names(s, job, spec, pin)
+                self._check_new(name, team, cluster, who)
+            self._vet(s, who, job, name, spec, pin)
+        self._validate(name, spec_yaml)
+        waiting = probes.waiting_for(self.config, spec, job.cluster if job else cluster)
+        with self._writing() as s:
+            job = self._submitted(s, who, name, team) or self._new_job(s, who, name, team, cluster)
+            self._vet(s, who, job, name, spec, pin)
             record = self._add_version(s, who, job, spec_yaml, spec, notebook, parity, note, pin)
             self._want_running(job)
             add_event(s, job.id, who.user, "submit", version=record.number, note=note)
+            self._wait(s, job, waiting)
             return self._view(s, job)
 
     def edit(
@@ -188,15 +198,21 @@ class JobService(AlertQueries):
         schema_version: int | None = None,
     ) -> dict:
         """A new version with ``spec_yaml``; a running job restarts on it. It keeps the
-        current version's schema pin unless ``schema_version`` asks for another."""
-        with self._writing() as s:
+        current version's schema pin unless ``schema_version`` asks for another. A spec
+        named otherwise than the job, or writing another job's sink target, is refused."""
+        with self.db.snapshot() as s:
             job = self._acting(s, who, ref, "edit")  # who may edit before what they send
             spec = versioning.parse_spec(spec_yaml)
+            self._check_spec_name(s, job, spec)
             if schema_version is not None:
                 self.schemas.get(schema_version)
             pin = self._pin_of(s, job) if schema_version is None else schema_version
-            self._check_pin(s, job, spec, pin)
-            self._check_names(s, job, spec, pin)
+            self._vet(s, who, job, job.name, spec, pin)
+            name = job.name
+        self._validate(name, spec_yaml)
+        with self._writing() as s:
+            job = self._acting(s, who, ref, "edit")
+            self._vet(s, who, job, job.name, spec, pin)
             record = self._add_version(s, who, job, spec_yaml, spec, None, None, note, pin)
             add_event(s, job.id, who.user, "edit", version=record.number, note=note)
             return self._view(s, job)
@@ -253,10 +269,23 @@ class JobService(AlertQueries):
             return self._view(s, job)
 
     def start(self, who: authz.Principal, ref: int | str) -> dict:
+        """Run the job's current version, checked as a submit checks it; WAITING with the
+        reason while its Kafka cluster or Spark master does not answer."""
+        with self.db.snapshot() as s:
+            job = self._acting(s, who, ref, "start")
+            current = versioning.version(s, job.id, job.current_version)
+            spec = versioning.parse_spec(current.spec_yaml) if current else None
+            if current is not None:
+                self._vet(s, who, job, job.name, spec, current.schema_version, same=True)
+            name, spec_yaml = job.name, current.spec_yaml if current else None
+        if spec_yaml is not None:
+            self._validate(name, spec_yaml)
+        waiting = probes.waiting_for(self.config, spec, job.cluster) if spec else None
         with self._writing() as s:
             job = self._acting(s, who, ref, "start")
             self._want_running(job)
             add_event(s, job.id, who.user, "start")
+            self._wait(s, job, waiting)
             return self._view(s, job)
 
     def restart(self, who: authz.Principal, ref: int | str) -> dict:
@@ -322,11 +351,7 @@ class JobService(AlertQueries):
         self, s: Session, who: authz.Principal, name: str, team: str, cluster: str | None
     ) -> Job:
 
-        if not _NAME.match(name) or len(name) > MAX_NAME:
-            raise JobServiceError(
-                f"'{clip(name)}' is not a job name: use letters, digits, '-' and '_', starting "
-                f"with a letter, at most {MAX_NAME} characters."
-            )
+        _check_job_name(name)
         cluster_name = moves.check_cluster(self.config, team, cluster, who.admin)
         job = Job(
             name=name,
@@ -382,6 +407,69 @@ class JobService(AlertQueries):
             path.write_bytes(notebook)
         return version
 
+    def _submitted(self, s: Session, who: authz.Principal, name: str, team: str) -> Job | None:
+        """The job a submit of ``name`` for ``team`` adds a version to (None: a new one)."""
+        job = s.scalars(select(Job).where(Job.name == name)).first()
+        if job is not None and job.team != team:
+            raise JobConflictError(
+                f"The job name '{name}' is taken by a job of another team; choose "
+                "another name (--name)."
+                if not authz.can_see(who, job.team)
+                else f"Job '{name}' belongs to team '{job.team}'; submit it with "
+                f"--team {job.team}, or choose another name."
+            )
+        return job
+
+    def _vet(
+        self,
+        s: Session,
+        who: authz.Principal,
+        job: Job | None,
+        name: str,
+        spec: Any,
+        pin: int | None,
+        same: bool = False,
+    ) -> None:
+        """The checks of a new version (``same``: of the current one, at a start) that
+        need no Spark: its schema pin, the names it reads, and its sinks' targets."""
+        if job is not None and not same:
+            self._check_pin(s, job, spec, pin)
+            self._check_names(s, job, spec, pin)
+        else:
+            schema_pins.check_names(self.schemas, name, spec, pin)
+        targets.check(s, who, name, spec)
+
+    def _validate(self, name: str, spec_yaml: str) -> None:
+        """``workbench validate``'s checks of the spec, in Spark
+        (:mod:`workbench.jobs.spec_check`)."""
+        spec_check.check(self.config.validate_command, spec_yaml, child_env(), name)
+
+    @staticmethod
+    def _check_spec_name(s: Session, job: Job, spec: Any) -> None:
+        """Refuse a spec named neither as the job nor as its current version's spec."""
+        current = versioning.version(s, job.id, job.current_version)
+        named = {job.name} | ({versioning.parse_spec(current.spec_yaml).name} if current else set())
+        if spec.name not in named:
+            raise JobConflictError(
+                f"The spec is named '{clip(spec.name)}', not '{job.name}': it is another job's "
+                f"spec. Edit '{job.name}' with its own spec, or submit this one as a job of "
+                "its own (workbench jobs submit)."
+            )
+
+    @staticmethod
+    def _wait(s: Session, job: Job, reason: str | None) -> None:
+        """Accept the job as WAITING for ``reason`` (a cluster that does not answer): the
+        supervisor starts it once its probes pass (:mod:`workbench.jobs.probes`)."""
+        if reason is None or job.desired != RUNNING:
+            return
+        job.status = "WAITING"
+        add_event(s, job.id, ACTOR_SERVICE, "waiting", error=reason)
+
+    def _check_new(self, name: str, team: str, cluster: str | None, who: authz.Principal) -> None:
+        """What :meth:`_new_job` refuses, before any slower check."""
+        _check_job_name(name)
+        moves.check_cluster(self.config, team, cluster, who.admin)
+
     @staticmethod
     def _pin_of(s: Session, job: Job) -> int | None:
         current = versioning.version(s, job.id, job.current_version)
@@ -421,3 +509,11 @@ class JobService(AlertQueries):
     def _view(s: Session, job: Job) -> dict:
         s.flush()
         return job_view(s, job)
+
+
+def _check_job_name(name: str) -> None:
+    if not _NAME.match(name) or len(name) > MAX_NAME:
+        raise JobServiceError(
+            f"'{clip(name)}' is not a job name: use letters, digits, '-' and '_', starting "
+            f"with a letter, at most {MAX_NAME} characters."
+        )

@@ -47,9 +47,17 @@ from workbench.jobs import metrics
 from workbench.jobs.group_commits import GroupCommits
 from workbench.jobs.lag import BrokerLag
 from workbench.jobs.lease import Lease
-from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
+from workbench.jobs.rundir import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_LEASE_HELD,
+    EXIT_STOPPED,
+    RunConfig,
+    RunDir,
+)
 from workbench.kinds import KINDS, kind_of
 from workbench.runtime import jvm_log
+from workbench.runtime.errors import deterministic
 from workbench.runtime.spark import session
 from workbench.runtime.spark_errors import summary, text_of
 from workbench.settings import set_default
@@ -216,7 +224,8 @@ class Runner:
         except LeaseHeldError as err:
             code, error = EXIT_LEASE_HELD, str(err)
         except Exception as err:  # noqa: BLE001 - every failure ends the run with its reason
-            code, error = EXIT_FAILED, self._paragraph(err)
+            code = EXIT_INVALID if deterministic(err) else EXIT_FAILED
+            error = self._paragraph(err)
         self._finish(lease)
         if error is not None:
             self.say(f"error: {error}")

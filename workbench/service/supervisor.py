@@ -57,7 +57,7 @@ from workbench.jobs.hostdir import HostDir
 from workbench.jobs.hosting import Hosts, run_alive
 from workbench.jobs.kafka_watch import KafkaWatch
 from workbench.jobs.reschedule import Rescheduler
-from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
+from workbench.jobs.rundir import EXIT_INVALID, EXIT_LEASE_HELD, RunConfig, RunDir
 from workbench.jobs.views import heartbeat, live_run
 from workbench.paths import home
 from workbench.quality.auto import QualityAuto
@@ -306,7 +306,7 @@ class Supervisor:
         error = (exit or {}).get("error") or killed or self._why(run, code)
         detail = {"run": run.run_id, "code": code, "reason": run.end_reason}
         action = "lease-held" if code == EXIT_LEASE_HELD else "run-failed"
-        self._failed(s, job, error, action, **detail)
+        self._failed(s, job, error, action, final=code == EXIT_INVALID, **detail)
 
     def _why(self, run: Run, code: int | None) -> str:
         if run.host is not None:
@@ -323,10 +323,14 @@ class Supervisor:
             what = exit_text(code)
         return f"{what}; last log lines:\n{tail}" if tail else what
 
-    def _failed(self, s: Session, job: Job, error: str, action: str, **detail: Any) -> None:
+    def _failed(
+        self, s: Session, job: Job, error: str, action: str, final: bool = False, **detail: Any
+    ) -> None:
+        """One more failure: back off, or ``FAILED`` after ``max_failures`` in a row, or at
+        once when ``final`` (an error no retry mends: :mod:`workbench.runtime.errors`)."""
         job.failures += 1
         add_event(s, job.id, ACTOR, action, error=error, failures=job.failures, **detail)
-        if job.failures >= self.policy.max_failures:
+        if final or job.failures >= self.policy.max_failures:
             job.status = "FAILED"
             add_event(s, job.id, ACTOR, "failed", error=error, failures=job.failures)
             return

@@ -99,9 +99,9 @@ def test_bad_sql_fails_with_the_error_in_exit_json_and_log(kafka_broker, tmp_pat
     spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [], sql="SELECT nope FROM booking")
     run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
     job = Process(run)
-    assert job.exit_code(180) == 1
+    assert job.exit_code(180) == 4  # an SqlError: no retry mends it (EXIT_INVALID)
     end = run.read_exit()
-    assert end["code"] == 1 and end["reason"] == "failed"
+    assert end["code"] == 4 and end["reason"] == "failed"
     assert "Unknown column 'nope'" in end["error"] and "\n" not in end["error"].split(".")[0]
     assert "Unknown column 'nope'" in job.log()
     assert not Lease.is_held(tmp_path / "checkpoint")

@@ -89,6 +89,12 @@ class Policy(_Model):
     lagging_offsets: int = Field(
         default=100_000, ge=0, description="`LAGGING` above this many offsets behind the latest."
     )
+    probe_timeout_s: float = Field(
+        default=5.0,
+        ge=0,
+        description="A submit or start asks the job's Kafka clusters and Spark master this "
+        "long for an answer; none: the job waits (`WAITING`) until they answer. 0: not asked.",
+    )
 
     def backoff(self, failures: int) -> float:
         """Seconds to wait before the next attempt after ``failures`` failures in a row."""

@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 
 from workbench.exceptions import SpecRefusedError, WorkbenchError
 
-#: the longest a check may take (a cold JVM on a loaded machine takes 20-40 s)
-TIMEOUT_S = 300.0
+#: the longest a check may take (a cold JVM on a loaded machine takes 20-60 s); under
+#: the clients' request timeout (:class:`workbench.client.rest.RestClient`, 180 s)
+TIMEOUT_S = 150.0
 
 
 def check(

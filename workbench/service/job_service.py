@@ -255,11 +255,33 @@ class JobService(AlertQueries):
         MirrorMaker 2's offset translations when it first runs (:mod:`workbench.jobs.failover`)."""
 
         self.config.kafka_cluster(kafka_cluster)  # a 404 naming the known ones
+        with self.db.snapshot() as s:  # which clusters it leaves, asked before it moves
+            job = self._acting(s, who, ref, "fail over")
+            current = versioning.version(s, job.id, job.current_version)
+            leaving = (
+                failover.failover_spec(
+                    current.spec_yaml, self.config.kafka_clusters, kafka_cluster
+                )[1]
+                if current
+                else []
+            )
+        gone = self._gone(leaving)
         with self._writing() as s:
             job = self._acting(s, who, ref, "fail over")
             failover.fail_over(s, job, self.config, kafka_cluster, who.user, reason or "asked")
             self._want_running(job)
+            if gone:  # its run waits on the dead cluster: stopped now, as the automatic one
+                failover.stop_now(s, job, who.user, gone)
             return self._view(s, job)
+
+    def _gone(self, clusters: list[str]) -> str | None:
+        """Why a Kafka cluster a failover leaves is gone (it does not answer), or None."""
+        timeout_s = self.config.policy.probe_timeout_s or probes.SPARK_TIMEOUT_S
+        for name in clusters:
+            down = probes.kafka_down(self.config, name, timeout_s)
+            if down:
+                return down
+        return None
 
     def stop(self, who: authz.Principal, ref: int | str) -> dict:
         with self._writing() as s:

@@ -59,7 +59,7 @@ from workbench.jobs.kafka_watch import KafkaWatch
 from workbench.jobs.probes import Waiting
 from workbench.jobs.reschedule import Rescheduler
 from workbench.jobs.rundir import EXIT_INVALID, EXIT_LEASE_HELD, RunConfig, RunDir
-from workbench.jobs.views import heartbeat, live_run
+from workbench.jobs.views import heartbeat, last_errors, live_run
 from workbench.paths import home
 from workbench.quality.auto import QualityAuto
 from workbench.schemas.versions import SchemaVersions
@@ -245,7 +245,9 @@ class Supervisor:
             self._spawn(s, job)
         elif reason is not None and reason != self._reasons.get(job.id):
             self._reasons[job.id] = reason
-            add_event(s, job.id, ACTOR, "waiting", error=reason)
+            said = (last_errors(s, [job.id]).get(job.id) or {}).get("error")
+            if reason != said:  # not what the submit or start said already
+                add_event(s, job.id, ACTOR, "waiting", error=reason)
 
     def _watch(self, s: Session, job: Job, run: Run) -> None:
         if not wanted(job, run):

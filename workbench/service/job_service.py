@@ -22,8 +22,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench.alertmanager.queries import AlertQueries
-from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError, clip
+from workbench.exceptions import JobConflictError, JobNotFoundError, JobServiceError
 from workbench.jobs import (
+    admission,
     authz,
     clusters,
     failover,
@@ -40,7 +41,6 @@ from workbench.jobs.rundir import RunDir
 from workbench.jobs.views import event_view, job_view, job_views, latest_run, version_view
 from workbench.schemas.versions import SchemaVersions
 from workbench.settings import child_env
-from workbench.spec import _NAME, MAX_NAME
 
 RUNNING, STOPPED = "running", "stopped"
 #: the actor of what the service decides itself (a job accepted as WAITING)
@@ -174,14 +174,16 @@ class JobService(AlertQueries):
         spec = versioning.parse_spec(spec_yaml)  # a bad spec is refused before anything is stored
         pin = schema_pins.for_submit(self.schemas, schema_version)
         with self.db.snapshot() as s:  # the quick checks first, then Spark's
-            job = self._submitted(s, who, name, team)
+            job = admission.existing(s, who, name, team)
             if job is None:
                 self._check_new(name, team, cluster, who)
             self._vet(s, who, job, name, spec, pin)
         self._validate(name, spec_yaml)
         waiting = probes.waiting_for(self.config, spec, job.cluster if job else cluster)
         with self._writing() as s:
-            job = self._submitted(s, who, name, team) or self._new_job(s, who, name, team, cluster)
+            job = admission.existing(s, who, name, team) or self._new_job(
+                s, who, name, team, cluster
+            )
             self._vet(s, who, job, name, spec, pin)
             record = self._add_version(s, who, job, spec_yaml, spec, notebook, parity, note, pin)
             self._want_running(job)
@@ -203,7 +205,7 @@ class JobService(AlertQueries):
         with self.db.snapshot() as s:
             job = self._acting(s, who, ref, "edit")  # who may edit before what they send
             spec = versioning.parse_spec(spec_yaml)
-            self._check_spec_name(s, job, spec)
+            admission.check_spec_name(s, job, spec)
             if schema_version is not None:
                 self.schemas.get(schema_version)
             pin = self._pin_of(s, job) if schema_version is None else schema_version
@@ -373,7 +375,7 @@ class JobService(AlertQueries):
         self, s: Session, who: authz.Principal, name: str, team: str, cluster: str | None
     ) -> Job:
 
-        _check_job_name(name)
+        admission.check_job_name(name)
         cluster_name = moves.check_cluster(self.config, team, cluster, who.admin)
         job = Job(
             name=name,
@@ -429,19 +431,6 @@ class JobService(AlertQueries):
             path.write_bytes(notebook)
         return version
 
-    def _submitted(self, s: Session, who: authz.Principal, name: str, team: str) -> Job | None:
-        """The job a submit of ``name`` for ``team`` adds a version to (None: a new one)."""
-        job = s.scalars(select(Job).where(Job.name == name)).first()
-        if job is not None and job.team != team:
-            raise JobConflictError(
-                f"The job name '{name}' is taken by a job of another team; choose "
-                "another name (--name)."
-                if not authz.can_see(who, job.team)
-                else f"Job '{name}' belongs to team '{job.team}'; submit it with "
-                f"--team {job.team}, or choose another name."
-            )
-        return job
-
     def _vet(
         self,
         s: Session,
@@ -467,18 +456,6 @@ class JobService(AlertQueries):
         spec_check.check(self.config.validate_command, spec_yaml, child_env(), name)
 
     @staticmethod
-    def _check_spec_name(s: Session, job: Job, spec: Any) -> None:
-        """Refuse a spec named neither as the job nor as its current version's spec."""
-        current = versioning.version(s, job.id, job.current_version)
-        named = {job.name} | ({versioning.parse_spec(current.spec_yaml).name} if current else set())
-        if spec.name not in named:
-            raise JobConflictError(
-                f"The spec is named '{clip(spec.name)}', not '{job.name}': it is another job's "
-                f"spec. Edit '{job.name}' with its own spec, or submit this one as a job of "
-                "its own (workbench jobs submit)."
-            )
-
-    @staticmethod
     def _wait(s: Session, job: Job, reason: str | None) -> None:
         """Accept the job as WAITING for ``reason`` (a cluster that does not answer): the
         supervisor starts it once its probes pass (:mod:`workbench.jobs.probes`)."""
@@ -489,7 +466,7 @@ class JobService(AlertQueries):
 
     def _check_new(self, name: str, team: str, cluster: str | None, who: authz.Principal) -> None:
         """What :meth:`_new_job` refuses, before any slower check."""
-        _check_job_name(name)
+        admission.check_job_name(name)
         moves.check_cluster(self.config, team, cluster, who.admin)
 
     @staticmethod
@@ -531,11 +508,3 @@ class JobService(AlertQueries):
     def _view(s: Session, job: Job) -> dict:
         s.flush()
         return job_view(s, job)
-
-
-def _check_job_name(name: str) -> None:
-    if not _NAME.match(name) or len(name) > MAX_NAME:
-        raise JobServiceError(
-            f"'{clip(name)}' is not a job name: use letters, digits, '-' and '_', starting "
-            f"with a letter, at most {MAX_NAME} characters."
-        )

@@ -300,6 +300,18 @@ class JobServiceError(WorkbenchError):
     status = 400
 
 
+class SpecRefusedError(JobServiceError):
+    """A spec the job service does not store or start: ``workbench validate`` refuses it
+    (``kind``: the class of validate's error, e.g. SqlError)."""
+
+    def __init__(self, job: str, message: str, kind: str = ""):
+        self.job, self.kind = job, kind
+        super().__init__(
+            f"{message.rstrip()}\nNothing was stored or started for job '{clip(job)}': fix the "
+            "spec (`workbench validate SPEC` runs the same check)."
+        )
+
+
 class KafkaClusterNotFoundError(JobServiceError):
     """A Kafka cluster name the service config's ``kafka_clusters`` does not hold."""
 

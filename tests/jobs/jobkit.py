@@ -52,6 +52,9 @@ def make_config(
 ) -> ServiceConfig:
     extra.setdefault("runner_command", [sys.executable, str(FAKE_RUNNER)])
     extra.setdefault("host_command", [sys.executable, str(FAKE_HOST)])
+    extra.setdefault("validate_command", [])  # no Spark in the service's unit tests
+    # their specs read brokers that are not there (127.0.0.1:1): no probes, unless asked
+    extra["policy"] = {"probe_timeout_s": 0, **(extra.get("policy") or {})}
     return ServiceConfig(state_dir=state, database_url=database_url, teams_file=teams, **extra)
 
 

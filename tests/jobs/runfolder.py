@@ -13,7 +13,9 @@ from pathlib import Path
 from workbench.jobs.rundir import RunConfig, RunDir
 
 
-def make_run(root: Path, spec_yaml: str, checkpoint: Path, handoff=None, version=1) -> RunDir:
+def make_run(
+    root: Path, spec_yaml: str, checkpoint: Path, handoff=None, version=1, master="local[2]"
+) -> RunDir:
     run_id = f"t-{uuid.uuid4().hex[:6]}"
     run = RunDir(root / "runs" / run_id)
     config = RunConfig(
@@ -25,7 +27,7 @@ def make_run(root: Path, spec_yaml: str, checkpoint: Path, handoff=None, version
         checkpoint=str(checkpoint),
         handoff=handoff,
         heartbeat_s=1.0,
-        spark_master="local[2]",
+        spark_master=master,
     )
     run.write_run_config(config, spec_yaml)
     return run

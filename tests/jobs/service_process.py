@@ -112,7 +112,7 @@ class Service:
             f"{self.url}/workbench/api{path}",
             json=body,
             headers={"Authorization": f"token {TOKENS[user]}"},
-            timeout=60,
+            timeout=180,  # a submit checks its spec with Spark
         )
 
     def get(self, path: str, user: str = "root"):

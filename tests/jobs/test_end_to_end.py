@@ -304,7 +304,7 @@ def test_edit_and_rollback_keep_influxdb_exact_across_each_switch(
     assert versions[2]["spec_yaml"] == versions[0]["spec_yaml"]
 
 
-def test_jobs_failing_at_start_end_failed_and_the_others_run_on(
+def test_bad_sql_is_refused_a_job_failing_at_start_ends_failed_and_the_others_run_on(
     service, kafka_broker, surge, edits, tmp_path
 ):
     others = {name: service.wait_for(name, running, 240, f"{name} RUNNING")
@@ -318,11 +318,19 @@ def test_jobs_failing_at_start_end_failed_and_the_others_run_on(
     quick = {"kafka.request.timeout.ms": "3000", "kafka.default.api.timeout.ms": "6000"}
     no_broker = surge_spec(closed_port, "nowhere", tmp_path / "broker", [{"type": "log"}],
                            {"kafka_options": quick}, name="no-broker").to_yaml()  # fmt: skip
-    for name, spec in (("bad-sql", bad_sql), ("no-broker", no_broker)):
-        body = {"name": name, "team": "pricing", "spec_yaml": spec}
-        answer = service.api("alice", "POST", "/jobs", body)
-        assert answer.status_code == 201, answer.text  # it passes submission
-    for name, says in (("bad-sql", "no_such_column"), ("no-broker", closed_port)):
+    # the SQL is checked as `workbench validate` checks it: refused, nothing stored
+    body = {"name": "bad-sql", "team": "pricing", "spec_yaml": bad_sql}
+    answer = service.api("alice", "POST", "/jobs", body)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["type"] == "SpecRefusedError" and "no_such_column" in error["message"], error
+    assert service.api("alice", "GET", "/jobs/bad-sql").status_code == 404
+    # a broker that does not answer passes submission (its own bootstrap_servers, not a
+    # named cluster the service probes), then fails with backoff
+    body = {"name": "no-broker", "team": "pricing", "spec_yaml": no_broker}
+    answer = service.api("alice", "POST", "/jobs", body)
+    assert answer.status_code == 201, answer.text
+    for name, says in (("no-broker", closed_port),):
         job = service.wait_for(name, lambda j: j["status"] == "FAILED", 420, f"{name} FAILED")
         assert says in (job["last_error"] or ""), job
         events = service.get(f"/jobs/{name}/events", "alice")["events"]

@@ -20,6 +20,7 @@ from readback import influxql
 from runfolder import Process, make_run
 from streaming import closed, influx_v1_rows, new_topic, publish_events, surge_spec
 
+from workbench.dev.ports import free_port
 from workbench.exceptions import SpecError
 from workbench.jobs.lease import Lease
 from workbench.jobs.metrics import KEYS
@@ -99,12 +100,25 @@ def test_bad_sql_fails_with_the_error_in_exit_json_and_log(kafka_broker, tmp_pat
     spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [], sql="SELECT nope FROM booking")
     run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint")
     job = Process(run)
-    assert job.exit_code(180) == 1
+    assert job.exit_code(180) == 4  # an SqlError: no retry mends it (EXIT_INVALID)
     end = run.read_exit()
-    assert end["code"] == 1 and end["reason"] == "failed"
+    assert end["code"] == 4 and end["reason"] == "failed"
     assert "Unknown column 'nope'" in end["error"] and "\n" not in end["error"].split(".")[0]
     assert "Unknown column 'nope'" in job.log()
     assert not Lease.is_held(tmp_path / "checkpoint")
+
+
+def test_a_run_whose_spark_master_is_down_names_the_master(kafka_broker, tmp_path):
+    """Spark says only that its context was stopped; the run's error names the master
+    (issue 36, item 10). A master that may come back: exit 1, retried with backoff."""
+    master = f"spark://127.0.0.1:{free_port()}"
+    topic = new_topic(kafka_broker.bootstrap, "runner-master")
+    spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, [])
+    run = make_run(tmp_path, spec.to_yaml(), tmp_path / "checkpoint", master=master)
+    job = Process(run)
+    assert job.exit_code(300) == 1
+    end = run.read_exit()
+    assert end["error"].startswith(f"Spark master {master}: all masters are unresponsive; ")
 
 
 def test_a_held_lease_exits_3_at_once(kafka_broker, tmp_path):

@@ -119,6 +119,17 @@ def test_a_crashing_job_backs_off_and_fails_after_max_failures(supervised):
     wait_for(lambda: len(runs(service)) == 4, what="a fourth run")
 
 
+def test_a_run_failing_on_an_error_no_retry_mends_fails_the_job_at_once(supervised):
+    service = supervised(max_failures=5)
+    submit(service, description="invalid")
+    job = status_is(service, "surge", "FAILED")
+    assert job["failures"] == 1 and "Unknown column 'order_numbr'" in job["last_error"]
+    assert [r.exit_code for r in runs(service)] == [4]
+    assert "backoff" not in actions(service)
+    status_is(service, "surge", "FAILED", timeout=1)  # no further attempt
+    assert len(runs(service)) == 1
+
+
 def test_a_run_that_vanishes_is_a_failure_with_its_log(supervised):
     service = supervised(max_failures=1)
     submit(service, description="vanish")

@@ -32,7 +32,16 @@ if TYPE_CHECKING:
 
 SEVERITIES = ("critical", "error", "warning", "info")
 #: The job statuses a ``status in (...)`` health rule may name.
-JOB_STATUSES = ("STARTING", "RUNNING", "LAGGING", "STOPPING", "STOPPED", "BACKING_OFF", "FAILED")
+JOB_STATUSES = (
+    "WAITING",
+    "STARTING",
+    "RUNNING",
+    "LAGGING",
+    "STOPPING",
+    "STOPPED",
+    "BACKING_OFF",
+    "FAILED",
+)
 #: The metrics a health rule may compare with a number (the service computes them).
 HEALTH_METRICS = (
     "offsets_behind_latest",

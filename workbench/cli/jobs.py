@@ -53,6 +53,16 @@ def _run_line(run: dict | None) -> str:
     return f"{run.get('id')} {where}pid {run.get('pid')} since {run.get('started_at')}"
 
 
+def _error_line(job: dict) -> str:
+    """The job's last error, with when and in which run (or what it waits for)."""
+    error = job.get("last_error")
+    if not error:
+        return "-"
+    where = [f"at {job['last_error_at']}"] if job.get("last_error_at") else []
+    where += [f"run {job['last_error_run']}"] if job.get("last_error_run") else []
+    return f"{error} ({', '.join(where)})" if where else str(error)
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     client = _client(args)
     job = client.get_job(args.job)
@@ -71,7 +81,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("run", _run_line(run)),
         ("failures", job.get("failures", 0)),
         ("checkpoint", job.get("checkpoint")),
-        ("last error", job.get("last_error") or "-"),
+        ("last error", _error_line(job)),
         ("alerts firing", job.get("alerts_firing", 0)),
         ("health", client.health_url(job["id"])),
     ]

@@ -31,7 +31,7 @@ FINAL = {"STOPPED", "FAILED"}
 
 
 class ServiceClient:
-    def __init__(self, url: str | None = None, token: str | None = None, timeout: float = 60):
+    def __init__(self, url: str | None = None, token: str | None = None, timeout: float = 180):
         url = url or settings().server
         token = token or settings().token
         if not url:

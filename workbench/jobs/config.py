@@ -90,6 +90,12 @@ class Policy(_Model):
     lagging_offsets: int = Field(
         default=100_000, ge=0, description="`LAGGING` above this many offsets behind the latest."
     )
+    probe_timeout_s: float = Field(
+        default=5.0,
+        ge=0,
+        description="A submit or start asks the job's Kafka clusters and Spark master this "
+        "long for an answer; none: the job waits (`WAITING`) until they answer. 0: not asked.",
+    )
 
     def backoff(self, failures: int) -> float:
         """Seconds to wait before the next attempt after ``failures`` failures in a row."""
@@ -359,6 +365,12 @@ class ServiceConfig(_Model):
     )
     host_command: list[str] = Field(
         default_factory=lambda: [sys.executable, "-m", "workbench.jobs.host"],
+        json_schema_extra=INTERNAL,
+    )
+    # the command checking a spec as `workbench validate` does before a submit, an edit or
+    # a start (the spec on its standard input); empty: names and schemas only, no Spark
+    validate_command: list[str] = Field(
+        default_factory=lambda: [sys.executable, "-m", "workbench.jobs.spec_check"],
         json_schema_extra=INTERNAL,
     )
 

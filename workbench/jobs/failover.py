@@ -101,6 +101,22 @@ def fail_over(
     return record
 
 
+def stop_now(s: Session, job: Job, actor: str, why: str) -> None:
+    """The old run of a job failed over from a cluster that is gone: its micro-batch waits
+    on that cluster and cannot finish, so it is told to stop now (``KILL``, read beside the
+    ``STOP`` the supervisor sends next), not after that batch, nor after the stop grace
+    periods and signals. Its checkpoint holds what it committed; the failover version
+    plans its start from that."""
+    from workbench.jobs.db import add_event
+    from workbench.jobs.rundir import RunDir
+    from workbench.jobs.views import live_run
+
+    run = live_run(s, job.id)
+    if run is not None:
+        RunDir(Path(run.run_dir)).request_kill()
+        add_event(s, job.id, actor, "stop-now", run=run.run_id, why=why)
+
+
 def pending(job: str, moved_from: list[str], to: str) -> str:
     """The handoff_json of a failover version until it first runs."""
     return json.dumps({PENDING: {"job": job, "from": moved_from, "to": to}})

@@ -28,8 +28,7 @@ from workbench import secrets
 from workbench.exceptions import KafkaUnreachableError, WorkbenchError
 from workbench.jobs import failover
 from workbench.jobs.config import ServiceConfig
-from workbench.jobs.db import Database, Job, add_event, each_job
-from workbench.jobs.rundir import RunDir
+from workbench.jobs.db import Database, Job, each_job
 from workbench.kafka.identity import describe
 
 LOG = logging.getLogger("workbench.jobs.kafka_watch")
@@ -142,14 +141,5 @@ class KafkaWatch:
 
 def _stop_now(s: Session, job: Job) -> None:
     """The old run's micro-batch waits on a cluster that is gone and cannot finish: it is
-    told to stop now (``KILL``, read beside the ``STOP`` the supervisor sends next), not
-    after that batch, nor after the stop grace periods and signals. Its checkpoint holds
-    what it committed; the failover version plans its start from that."""
-    from pathlib import Path
-
-    from workbench.jobs.views import live_run
-
-    run = live_run(s, job.id)
-    if run is not None:
-        RunDir(Path(run.run_dir)).request_kill()
-        add_event(s, job.id, ACTOR, "stop-now", run=run.run_id, why="its Kafka cluster is gone")
+    told to stop now (:func:`workbench.jobs.failover.stop_now`)."""
+    failover.stop_now(s, job, ACTOR, "its Kafka cluster is gone")

@@ -47,8 +47,9 @@ ALERTS = "alerts.jsonl"
 ALERTS_KEPT = 1000
 STATES = ("STARTING", "RUNNING", "STOPPING")
 
-# runner exit codes
-EXIT_STOPPED, EXIT_FAILED, EXIT_LEASE_HELD = 0, 1, 3
+# runner exit codes; EXIT_INVALID: failed on an error no retry mends (the spec's, or
+# credentials refused: :mod:`workbench.runtime.errors`), so the job is FAILED at once
+EXIT_STOPPED, EXIT_FAILED, EXIT_LEASE_HELD, EXIT_INVALID = 0, 1, 3, 4
 
 
 @dataclass(frozen=True)

@@ -47,9 +47,18 @@ from workbench.jobs import metrics
 from workbench.jobs.group_commits import GroupCommits
 from workbench.jobs.lag import BrokerLag
 from workbench.jobs.lease import Lease
-from workbench.jobs.rundir import EXIT_FAILED, EXIT_LEASE_HELD, EXIT_STOPPED, RunConfig, RunDir
+from workbench.jobs.reschedule import answers as master_answers
+from workbench.jobs.rundir import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_LEASE_HELD,
+    EXIT_STOPPED,
+    RunConfig,
+    RunDir,
+)
 from workbench.kinds import KINDS, kind_of
 from workbench.runtime import jvm_log
+from workbench.runtime.errors import deterministic
 from workbench.runtime.spark import session
 from workbench.runtime.spark_errors import summary, text_of
 from workbench.settings import set_default
@@ -207,7 +216,7 @@ class Runner:
         self._stop.set()
 
     def run(self) -> int:
-        lease = None
+        lease, config = None, None
         try:
             config = self.dir.read_run_config()
             self._beat_every(config.heartbeat_s)
@@ -216,7 +225,11 @@ class Runner:
         except LeaseHeldError as err:
             code, error = EXIT_LEASE_HELD, str(err)
         except Exception as err:  # noqa: BLE001 - every failure ends the run with its reason
-            code, error = EXIT_FAILED, self._paragraph(err)
+            code = EXIT_INVALID if deterministic(err) else EXIT_FAILED
+            error = self._paragraph(err)
+            down = master_down(config.spark_master) if config is not None else None
+            if down:  # the root cause, not what Spark says of the context it stopped
+                error = f"{down}; {error}"
         self._finish(lease)
         if error is not None:
             self.say(f"error: {error}")
@@ -347,6 +360,15 @@ class Runner:
                 "bootstrap_servers and that the brokers are up and reachable from here"
             )
         return self.mask(f"{where}{text.rstrip('.')}.")
+
+
+def master_down(master: str, timeout_s: float = 2.0) -> str | None:
+    """What a run failing while its standalone (or k8s) Spark master does not answer
+    failed on: Spark then only says its context was stopped ("Cannot call methods on a
+    stopped SparkContext"), and its log "All masters are unresponsive"."""
+    if master_answers(master, timeout_s):
+        return None
+    return f"Spark master {master}: all masters are unresponsive"
 
 
 @contextlib.contextmanager

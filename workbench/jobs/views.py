@@ -20,7 +20,9 @@ from workbench.jobs.db import Event, Job, Run, Version
 from workbench.jobs.metrics import KEYS
 from workbench.jobs.rundir import RunDir
 
-ERROR_ACTIONS = ("run-failed", "lease-held", "handoff-failed", "failed")
+ERROR_ACTIONS = ("run-failed", "lease-held", "handoff-failed", "failed", "waiting")
+#: an event saying a later run is healthy: the error before it is no longer the job's
+CLEARED = "healthy"
 #: jobs per query when listing (well under any database's limit on bound parameters)
 BATCH = 500
 
@@ -64,15 +66,24 @@ def live_runs(session: Session, job_ids: list[int]) -> dict[int, Run]:
     return {run.job_id: run for run in session.scalars(query.order_by(Run.id))}
 
 
-def last_errors(session: Session, job_ids: list[int]) -> dict[int, str | None]:
-    """Each job's last error (from its newest error event), in one query."""
+def last_errors(session: Session, job_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Each job's last error, from its newest error event unless a later run was healthy
+    since: ``{error, at, run}``, in one query."""
     newest = (
         select(func.max(Event.id))
-        .where(Event.job_id.in_(job_ids), Event.action.in_(ERROR_ACTIONS))
+        .where(Event.job_id.in_(job_ids), Event.action.in_((*ERROR_ACTIONS, CLEARED)))
         .group_by(Event.job_id)
     )
-    query = select(Event).where(Event.id.in_(newest))
-    return {e.job_id: json.loads(e.detail_json).get("error") for e in session.scalars(query)}
+    query = select(Event).where(Event.id.in_(newest), Event.action != CLEARED)
+    found = {}
+    for event in session.scalars(query):
+        detail = json.loads(event.detail_json)
+        found[event.job_id] = {
+            "error": detail.get("error"),
+            "at": iso(event.time),
+            "run": detail.get("run"),
+        }
+    return found
 
 
 def firing_counts(session: Session, job_ids: list[int]) -> dict[int, int]:
@@ -93,7 +104,7 @@ def job_views(session: Session, jobs: list[Job]) -> list[dict[str, Any]]:
     """The jobs' views in a constant number of queries (one per table and
     :data:`BATCH` jobs), whatever their number: the panel lists them every few seconds."""
     runs: dict[int, Run] = {}
-    errors: dict[int, str | None] = {}
+    errors: dict[int, dict[str, Any]] = {}
     firing: dict[int, int] = {}
     pins: dict[int, int | None] = {}
     for start in range(0, len(jobs), BATCH):
@@ -122,7 +133,8 @@ def schema_pins(session: Session, job_ids: list[int]) -> dict[int, int | None]:
     return {job_id: pin for job_id, pin in session.execute(query)}
 
 
-def _job_view(job: Job, run: Run | None, error: str | None, firing: int) -> dict[str, Any]:
+def _job_view(job: Job, run: Run | None, error: dict | None, firing: int) -> dict[str, Any]:
+    error = error or {}
     return {
         "id": job.id,
         "name": job.name,
@@ -139,7 +151,9 @@ def _job_view(job: Job, run: Run | None, error: str | None, firing: int) -> dict
         "next_attempt_at": iso(job.next_attempt_at),
         "run": run_view(run) if run else None,
         "metrics": metrics(heartbeat(run)),
-        "last_error": error,
+        "last_error": error.get("error"),
+        "last_error_at": error.get("at"),
+        "last_error_run": error.get("run"),
         "alerts_firing": firing,
     }
 

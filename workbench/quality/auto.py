@@ -154,5 +154,6 @@ class QualityAuto:
             spec_yaml=yaml.safe_dump(spec, sort_keys=False),
             cluster=settings.spark_cluster,
             note=f"a new topic matching {settings.topic_pattern}: {topic}",
+            spark_check=False,  # a template's spec; a JVM's start would hold up the tick
         )
         LOG.info("quality job %s made for the new topic %s", spec["name"], topic)

@@ -22,6 +22,7 @@ from workbench.jobs.views import epoch
 #: the status an event's action starts (actions not listed change no status)
 STATUS_OF_ACTION = {
     "submit": "SUBMITTED",
+    "waiting": "WAITING",
     "spawn": "STARTING",
     "running": "RUNNING",
     "lagging": "LAGGING",
@@ -33,6 +34,7 @@ STATUS_OF_ACTION = {
 }
 STATUS_COLORS = {
     "SUBMITTED": "#9e9e9e",
+    "WAITING": "#ffb74d",
     "STARTING": "#64b5f6",
     "RUNNING": "#2e7d32",
     "LAGGING": "#f9a825",

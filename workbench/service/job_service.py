@@ -27,9 +27,19 @@ from workbench.exceptions import (
     JobConflictError,
     JobNotFoundError,
     JobServiceError,
-    clip,
 )
-from workbench.jobs import authz, clusters, failover, moves, schema_pins, versioning
+from workbench.jobs import (
+    admission,
+    authz,
+    clusters,
+    failover,
+    moves,
+    probes,
+    schema_pins,
+    spec_check,
+    targets,
+    versioning,
+)
 from workbench.jobs.config import ServiceConfig
 from workbench.jobs.db import Event, Job, Run, add_event, open_database
 from workbench.jobs.rundir import RunDir
@@ -43,12 +53,14 @@ from workbench.jobs.views import (
 )
 from workbench.schemas.versions import SchemaVersions
 from workbench.service.reload import reload_config
-from workbench.spec import _NAME, MAX_NAME
+from workbench.settings import child_env
 
 RUNNING, STOPPED = "running", "stopped"
 #: desired states of a job put away: archived (hidden from lists, kept whole) and deleted
 #: (gone from every read, its name free again; its rows and events stay for the audit)
 ARCHIVED, DELETED = "archived", "deleted"
+#: the actor of what the service decides itself (a job accepted as WAITING)
+ACTOR_SERVICE = "service"
 
 
 class JobService(AlertQueries):
@@ -175,30 +187,33 @@ class JobService(AlertQueries):
         parity: dict | None = None,
         note: str = "",
         schema_version: int | None = None,
+        spark_check: bool = True,
     ) -> dict:
         """A new job (version 1), or a new version of the job called ``name``; starts it.
+        ``spark_check``: run ``validate``'s checks in Spark first (off for the service's own
+        specs made from a template, the quality auto-jobs: the supervisor's tick makes them).
         It is pinned to ``schema_version``, else to the latest published one (refused when
         that breaks what the job's current version reads: :mod:`workbench.jobs.schema_pins`)."""
         authz.check_team(self.teams, who, team, "submit a job")
         spec = versioning.parse_spec(spec_yaml)  # a bad spec is refused before anything is stored
         pin = schema_pins.for_submit(self.schemas, schema_version)
-        with self._writing() as s:
-            job = s.scalars(select(Job).where(Job.name == name)).first()
+        with self.db.snapshot() as s:  # the quick checks first, then Spark's
+            job = admission.existing(s, who, name, team)
             if job is None:
-                job = self._new_job(s, who, name, team, cluster)
-            elif job.team != team:
-                raise JobConflictError(
-                    f"The job name '{name}' is taken by a job of another team; choose "
-                    "another name (--name)."
-                    if not authz.can_see(who, job.team)
-                    else f"Job '{name}' belongs to team '{job.team}'; submit it with "
-                    f"--team {job.team}, or choose another name."
-                )
-            self._check_pin(s, job, spec, pin)
-            self._check_names(s, job, spec, pin)
+                self._check_new(name, team, cluster, who)
+            self._vet(s, who, job, name, spec, pin)
+        if spark_check:
+            self._validate(name, spec_yaml)
+        waiting = probes.waiting_for(self.config, spec, job.cluster if job else cluster)
+        with self._writing() as s:
+            job = admission.existing(s, who, name, team) or self._new_job(
+                s, who, name, team, cluster
+            )
+            self._vet(s, who, job, name, spec, pin)
             record = self._add_version(s, who, job, spec_yaml, spec, notebook, parity, note, pin)
             self._want_running(job)
             add_event(s, job.id, who.user, "submit", version=record.number, note=note)
+            self._wait(s, job, waiting)
             return self._view(s, job)
 
     def edit(
@@ -210,15 +225,21 @@ class JobService(AlertQueries):
         schema_version: int | None = None,
     ) -> dict:
         """A new version with ``spec_yaml``; a running job restarts on it. It keeps the
-        current version's schema pin unless ``schema_version`` asks for another."""
-        with self._writing() as s:
+        current version's schema pin unless ``schema_version`` asks for another. A spec
+        named otherwise than the job, or writing another job's sink target, is refused."""
+        with self.db.snapshot() as s:
             job = self._acting(s, who, ref, "edit")  # who may edit before what they send
             spec = versioning.parse_spec(spec_yaml)
+            admission.check_spec_name(s, job, spec)
             if schema_version is not None:
                 self.schemas.get(schema_version)
             pin = self._pin_of(s, job) if schema_version is None else schema_version
-            self._check_pin(s, job, spec, pin)
-            self._check_names(s, job, spec, pin)
+            self._vet(s, who, job, job.name, spec, pin)
+            name = job.name
+        self._validate(name, spec_yaml)
+        with self._writing() as s:
+            job = self._acting(s, who, ref, "edit")
+            self._vet(s, who, job, job.name, spec, pin)
             record = self._add_version(s, who, job, spec_yaml, spec, None, None, note, pin)
             add_event(s, job.id, who.user, "edit", version=record.number, note=note)
             return self._view(s, job)
@@ -261,11 +282,33 @@ class JobService(AlertQueries):
         MirrorMaker 2's offset translations when it first runs (:mod:`workbench.jobs.failover`)."""
 
         self.config.kafka_cluster(kafka_cluster)  # a 404 naming the known ones
+        with self.db.snapshot() as s:  # which clusters it leaves, asked before it moves
+            job = self._acting(s, who, ref, "fail over")
+            current = versioning.version(s, job.id, job.current_version)
+            leaving = (
+                failover.failover_spec(
+                    current.spec_yaml, self.config.kafka_clusters, kafka_cluster
+                )[1]
+                if current
+                else []
+            )
+        gone = self._gone(leaving)
         with self._writing() as s:
             job = self._acting(s, who, ref, "fail over")
             failover.fail_over(s, job, self.config, kafka_cluster, who.user, reason or "asked")
             self._want_running(job)
+            if gone:  # its run waits on the dead cluster: stopped now, as the automatic one
+                failover.stop_now(s, job, who.user, gone)
             return self._view(s, job)
+
+    def _gone(self, clusters: list[str]) -> str | None:
+        """Why a Kafka cluster a failover leaves is gone (it does not answer), or None."""
+        timeout_s = self.config.policy.probe_timeout_s or probes.SPARK_TIMEOUT_S
+        for name in clusters:
+            down = probes.kafka_down(self.config, name, timeout_s)
+            if down:
+                return down
+        return None
 
     def stop(self, who: authz.Principal, ref: int | str) -> dict:
         with self._writing() as s:
@@ -275,10 +318,23 @@ class JobService(AlertQueries):
             return self._view(s, job)
 
     def start(self, who: authz.Principal, ref: int | str) -> dict:
+        """Run the job's current version, checked as a submit checks it; WAITING with the
+        reason while its Kafka cluster or Spark master does not answer."""
+        with self.db.snapshot() as s:
+            job = self._acting(s, who, ref, "start")
+            current = versioning.version(s, job.id, job.current_version)
+            spec = versioning.parse_spec(current.spec_yaml) if current else None
+            if current is not None:
+                self._vet(s, who, job, job.name, spec, current.schema_version, same=True)
+            name, spec_yaml = job.name, current.spec_yaml if current else None
+        if spec_yaml is not None:
+            self._validate(name, spec_yaml)
+        waiting = probes.waiting_for(self.config, spec, job.cluster) if spec else None
         with self._writing() as s:
             job = self._acting(s, who, ref, "start")
             self._want_running(job)
             add_event(s, job.id, who.user, "start")
+            self._wait(s, job, waiting)
             return self._view(s, job)
 
     def restart(self, who: authz.Principal, ref: int | str) -> dict:
@@ -392,11 +448,7 @@ class JobService(AlertQueries):
         self, s: Session, who: authz.Principal, name: str, team: str, cluster: str | None
     ) -> Job:
 
-        if not _NAME.match(name) or len(name) > MAX_NAME:
-            raise JobServiceError(
-                f"'{clip(name)}' is not a job name: use letters, digits, '-' and '_', starting "
-                f"with a letter, at most {MAX_NAME} characters."
-            )
+        admission.check_job_name(name)
         cluster_name = moves.check_cluster(self.config, team, cluster, who.admin)
         job = Job(
             name=name,
@@ -451,6 +503,44 @@ class JobService(AlertQueries):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(notebook)
         return version
+
+    def _vet(
+        self,
+        s: Session,
+        who: authz.Principal,
+        job: Job | None,
+        name: str,
+        spec: Any,
+        pin: int | None,
+        same: bool = False,
+    ) -> None:
+        """The checks of a new version (``same``: of the current one, at a start) that
+        need no Spark: its schema pin, the names it reads, and its sinks' targets."""
+        if job is not None and not same:
+            self._check_pin(s, job, spec, pin)
+            self._check_names(s, job, spec, pin)
+        else:
+            schema_pins.check_names(self.schemas, name, spec, pin)
+        targets.check(s, who, name, spec)
+
+    def _validate(self, name: str, spec_yaml: str) -> None:
+        """``workbench validate``'s checks of the spec, in Spark
+        (:mod:`workbench.jobs.spec_check`)."""
+        spec_check.check(self.config.validate_command, spec_yaml, child_env(), name)
+
+    @staticmethod
+    def _wait(s: Session, job: Job, reason: str | None) -> None:
+        """Accept the job as WAITING for ``reason`` (a cluster that does not answer): the
+        supervisor starts it once its probes pass (:mod:`workbench.jobs.probes`)."""
+        if reason is None or job.desired != RUNNING:
+            return
+        job.status = "WAITING"
+        add_event(s, job.id, ACTOR_SERVICE, "waiting", error=reason)
+
+    def _check_new(self, name: str, team: str, cluster: str | None, who: authz.Principal) -> None:
+        """What :meth:`_new_job` refuses, before any slower check."""
+        admission.check_job_name(name)
+        moves.check_cluster(self.config, team, cluster, who.admin)
 
     @staticmethod
     def _pin_of(s: Session, job: Job) -> int | None:

@@ -56,9 +56,10 @@ from workbench.jobs.db import Database, Job, Run, add_event, each_job, now
 from workbench.jobs.hostdir import HostDir
 from workbench.jobs.hosting import Hosts, run_alive
 from workbench.jobs.kafka_watch import KafkaWatch
+from workbench.jobs.probes import Waiting
 from workbench.jobs.reschedule import Rescheduler
-from workbench.jobs.rundir import EXIT_LEASE_HELD, RunConfig, RunDir
-from workbench.jobs.views import heartbeat, live_run
+from workbench.jobs.rundir import EXIT_INVALID, EXIT_LEASE_HELD, RunConfig, RunDir
+from workbench.jobs.views import heartbeat, last_errors, live_run
 from workbench.paths import home
 from workbench.quality.auto import QualityAuto
 from workbench.schemas.versions import SchemaVersions
@@ -114,6 +115,9 @@ class Supervisor:
         self.rescheduler = Rescheduler(config)
         self.kafka_watch = KafkaWatch(config, db)  # automatic Kafka failover
         self.quality_auto = QualityAuto(service)  # quality jobs for new topics
+        self.waiting = Waiting(config)  # probes of the jobs waiting for their clusters
+        self._reasons: dict[int, str] = {}  # job id: why it waits, as last recorded
+        self._clear_when_healthy: set[int] = set()  # jobs started after waiting
         self._children: dict[int, subprocess.Popen] = {}
         self._killed: dict[str, str] = {}  # run id: why this supervisor killed it
         self._lock: IO[str] | None = None
@@ -165,6 +169,7 @@ class Supervisor:
             self._thread.join(timeout=30)
         self.alerting.stop()
         self.kafka_watch.stop()
+        self.waiting.close()
         if self._lock is not None:
             self._lock.close()
             self._lock = None
@@ -219,10 +224,30 @@ class Supervisor:
             job.status = "STOPPED"
         elif job.status == "FAILED":
             return
+        elif job.status == "WAITING":
+            self._waiting(s, job)
         elif job.next_attempt_at is not None and now() < job.next_attempt_at:
             job.status = "BACKING_OFF"
         else:
             self._spawn(s, job)
+
+    def _waiting(self, s: Session, job: Job) -> None:
+        """A job accepted as WAITING (its Kafka cluster or Spark master did not answer):
+        started once its probes pass (:mod:`workbench.jobs.probes`); a new reason is an
+        event (its ``last_error``)."""
+        version = versioning.version(s, job.id, job.current_version)
+        if version is None:
+            return
+        ready, reason = self.waiting.ready(job.id, version.spec_yaml, job.cluster)
+        if ready:
+            add_event(s, job.id, ACTOR, "ready", why="its clusters answer")
+            self._clear_when_healthy.add(job.id)
+            self._spawn(s, job)
+        elif reason is not None and reason != self._reasons.get(job.id):
+            self._reasons[job.id] = reason
+            said = (last_errors(s, [job.id]).get(job.id) or {}).get("error")
+            if reason != said:  # not what the submit or start said already
+                add_event(s, job.id, ACTOR, "waiting", error=reason)
 
     def _watch(self, s: Session, job: Job, run: Run) -> None:
         if not wanted(job, run):
@@ -243,9 +268,11 @@ class Supervisor:
         job.status = status
         healthy = now() - run.started_at >= timedelta(seconds=self.policy.healthy_after_s)
         healthy = healthy and bool(((beat or {}).get("metrics") or {}).get("batches"))
-        if job.status in ("RUNNING", "LAGGING") and job.failures and healthy:
+        erred = job.failures or job.id in self._clear_when_healthy
+        if job.status in ("RUNNING", "LAGGING") and erred and healthy:
             add_event(s, job.id, ACTOR, "healthy", run=run.run_id, cleared=job.failures)
-            job.failures = 0
+            job.failures = 0  # and its last error is cleared (views.CLEARED)
+            self._clear_when_healthy.discard(job.id)
 
     def _status(self, beat: dict | None) -> str:
         state = (beat or {}).get("state")
@@ -306,7 +333,7 @@ class Supervisor:
         error = (exit or {}).get("error") or killed or self._why(run, code)
         detail = {"run": run.run_id, "code": code, "reason": run.end_reason}
         action = "lease-held" if code == EXIT_LEASE_HELD else "run-failed"
-        self._failed(s, job, error, action, **detail)
+        self._failed(s, job, error, action, final=code == EXIT_INVALID, **detail)
 
     def _why(self, run: Run, code: int | None) -> str:
         if run.host is not None:
@@ -323,10 +350,14 @@ class Supervisor:
             what = exit_text(code)
         return f"{what}; last log lines:\n{tail}" if tail else what
 
-    def _failed(self, s: Session, job: Job, error: str, action: str, **detail: Any) -> None:
+    def _failed(
+        self, s: Session, job: Job, error: str, action: str, final: bool = False, **detail: Any
+    ) -> None:
+        """One more failure: back off, or ``FAILED`` after ``max_failures`` in a row, or at
+        once when ``final`` (an error no retry mends: :mod:`workbench.runtime.errors`)."""
         job.failures += 1
         add_event(s, job.id, ACTOR, action, error=error, failures=job.failures, **detail)
-        if job.failures >= self.policy.max_failures:
+        if final or job.failures >= self.policy.max_failures:
             job.status = "FAILED"
             add_event(s, job.id, ACTOR, "failed", error=error, failures=job.failures)
             return

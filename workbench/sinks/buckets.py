@@ -7,6 +7,7 @@ Parquet sink (Spark's file sink) and the Delta sink (a Delta Lake table).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import Field
@@ -29,6 +30,9 @@ class BucketedConfig(SinkConfig):
 
     def describe(self) -> str:
         return f"{self.type} {self.path}"
+
+    def target(self) -> str:
+        return f"the folder {Path(self.path).expanduser().resolve()}"
 
     def check(self, schema: StructType) -> None:
         from pyspark.sql.types import DateType, TimestampNTZType, TimestampType

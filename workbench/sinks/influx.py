@@ -55,6 +55,10 @@ class InfluxConfig(SinkConfig):
         target = self.database if self.api == 1 else self.bucket
         return f"influx v{self.api} {self.url} {target}/{self.measurement}"
 
+    def target(self) -> str:
+        where = self.database if self.api == 1 else self.bucket
+        return f"the InfluxDB measurement '{self.measurement}' of '{where}' at {self.url}"
+
     def check(self, schema: StructType) -> None:
         from workbench.sinks.influx_writer import LABEL_PREFIX, TAG_PREFIX
 

@@ -45,6 +45,9 @@ class KafkaConfig(SinkConfig):
     def describe(self) -> str:
         return f"kafka {self.topic} ({self.format})"
 
+    def target(self) -> str:
+        return f"the Kafka topic '{self.topic}' at {self.bootstrap_servers}"
+
     def check(self, schema: StructType) -> None:
         columns = [f.name for f in schema.fields]
         missing = [c for c in self.key_columns if c not in columns]

@@ -123,6 +123,11 @@ class SinkConfig(BaseModel):
     def describe(self) -> str:
         return self.type
 
+    def target(self) -> str | None:
+        """What this sink writes, as two jobs writing it would collide on (a folder, a
+        measurement, a topic), said for a person; None when jobs may share it (a log)."""
+        return None
+
     def check(self, schema: StructType) -> None:
         """Raise :class:`~workbench.exceptions.SinkError` if rows of ``schema`` (the
         query's result) cannot be written to this sink; ``validate`` calls it."""

@@ -118,6 +118,8 @@ class StreamingJob:
         self.letters: list[LetterTap] = []
         #: a query was still stopping when :meth:`stop` gave up waiting (``abandon_after_s``)
         self.abandoned = False
+        #: what the code of the last failed micro-batch raised (writers, alert rules)
+        self.batch_error: BaseException | None = None
 
     # --- building ---------------------------------------------------------------------
 
@@ -285,6 +287,13 @@ class StreamingJob:
             return self._start_streamed(result, config, lone, taps, finish)
 
         def fan_out(batch: DataFrame, batch_id: int) -> None:
+            try:
+                write_batch(batch, batch_id)
+            except Exception as err:
+                self.batch_error = err  # its type says what failed (poll raises from it)
+                raise
+
+        def write_batch(batch: DataFrame, batch_id: int) -> None:
             from concurrent.futures import ThreadPoolExecutor
 
             from pyspark import inheritable_thread_target
@@ -394,7 +403,9 @@ class StreamingJob:
             if err is not None:
                 self.stop(graceful=False)
                 cause = getattr(err, "desc", None) or str(err)
-                raise JobFailedError(f"query '{query.name}' failed: {summary(cause)}", cause)
+                failed = JobFailedError(f"query '{query.name}' failed: {summary(cause)}", cause)
+                failed.query_error = err
+                raise failed from self.batch_error
 
     def stop(
         self,
@@ -469,10 +480,13 @@ class StreamingJob:
 
 
 class JobFailedError(WorkbenchError):
-    """A streaming query of the job stopped with an error; ``detail`` is Spark's text."""
+    """A streaming query of the job stopped with an error; ``detail`` is Spark's text,
+    ``query_error`` Spark's exception, and ``__cause__`` the error a micro-batch's own
+    code raised, if it was that (:mod:`workbench.runtime.errors` judges them by type)."""
 
     def __init__(self, message: str, detail: str = ""):
         self.detail = detail
+        self.query_error: BaseException | None = None
         super().__init__(message)
 
 

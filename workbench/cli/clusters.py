@@ -12,7 +12,8 @@ from pathlib import Path
 def _cluster(args: argparse.Namespace):
     from workbench.dev.spark import SparkCluster
 
-    ports = {k: getattr(args, f"{k}_port", None) for k in ("master", "webui", "worker")}
+    asked = {k: getattr(args, f"{k}_port", None) for k in ("master", "webui", "worker")}
+    ports = {k: int(v) for k, v in asked.items() if v}
     return SparkCluster(
         args.state_dir, workers=getattr(args, "workers", 2), cores=getattr(args, "cores", 1),
         memory=getattr(args, "memory", "1g"), ports=ports,

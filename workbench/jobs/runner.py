@@ -227,7 +227,7 @@ class Runner:
         except Exception as err:  # noqa: BLE001 - every failure ends the run with its reason
             code = EXIT_INVALID if deterministic(err) else EXIT_FAILED
             error = self._paragraph(err)
-            down = master_down(config.spark_master) if config is not None else None
+            down = master_down(config.spark_master) if config and config.spark_master else None
             if down:  # the root cause, not what Spark says of the context it stopped
                 error = f"{down}; {error}"
         self._finish(lease)

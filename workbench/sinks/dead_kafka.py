@@ -121,12 +121,13 @@ def lettered_in(bootstrap_servers: str, topic: str, job: str) -> Lettered:
             msg = consumer.poll(30.0)
             if msg is None:  # never guess: a letter missed would be written twice
                 raise SinkError(f"kafka topic {topic}", "no answer reading its dead letters")
-            if msg.error() is not None:
-                if msg.error().code() == KafkaError._PARTITION_EOF:
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
                     pending.discard(msg.partition())
                     continue
-                raise SinkError(f"kafka topic {topic}", str(msg.error()))
-            headers = {k: (v or b"").decode() for k, v in msg.headers() or []}
+                raise SinkError(f"kafka topic {topic}", str(error))
+            headers = {k: _text(v) for k, v in msg.headers() or []}
             if "dlq.offset" in headers and headers.get("dlq.job", job) == job:
                 lettered.add(_place(headers))
     finally:
@@ -145,3 +146,7 @@ def _place(headers: dict[str, str]) -> dict[str, Any]:
 
 
 SINKS.add("kafka", DeadKafkaConfig)
+
+
+def _text(value: str | bytes | None) -> str:
+    return value.decode() if isinstance(value, bytes) else (value or "")

@@ -127,7 +127,8 @@ def lettered_in(bootstrap_servers: str, topic: str, job: str) -> Lettered:
                     pending.discard(msg.partition())
                     continue
                 raise SinkError(f"kafka topic {topic}", str(error))
-            headers = {k: _text(v) for k, v in msg.headers() or []}
+            pairs: list[tuple[str, Any]] = list(msg.headers() or [])  # type: ignore[arg-type]
+            headers = {k: _text(v) for k, v in pairs}
             if "dlq.offset" in headers and headers.get("dlq.job", job) == job:
                 lettered.add(_place(headers))
     finally:

@@ -68,3 +68,24 @@ def test_a_run_failing_on_the_specs_sql_is_failed_at_once(make_service, monkeypa
     actions = [e["action"] for e in service.events(who, "surge", last=100)]
     assert actions.count("spawn") == 1 and "backoff" not in actions
     assert actions[-2:] == ["run-failed", "failed"]
+
+
+def test_one_warm_check_process_serves_every_check_and_a_dead_one_is_replaced():
+    """Only the first check pays for a JVM: later ones, refused or not, go to the same
+    process; one that died (killed, or ended idle) is replaced at the next check."""
+    checker = spec_check.Checker(CHECK, child_env())
+    try:
+        checker.check(spec_yaml(), "surge")
+        first = checker._proc.pid
+        with pytest.raises(SpecRefusedError, match="order_numbr"):
+            checker.check(spec_yaml(sql=MISSPELT), "surge")
+        checker.check(spec_yaml(), "surge")
+        assert checker._proc.pid == first
+        checker._proc.kill()
+        checker._proc.wait()
+        with pytest.raises(SpecRefusedError, match="order_numbr"):
+            checker.check(spec_yaml(sql=MISSPELT), "surge")
+        assert checker._proc.pid != first
+    finally:
+        checker.close()
+    assert checker._proc is None

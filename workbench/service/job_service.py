@@ -67,6 +67,8 @@ class JobService(AlertQueries):
     def __init__(self, config: ServiceConfig, config_file: Path | None = None):
         self.config = config
         self.config_file = config_file  # what reload_config reads (None: STATE/service.yaml)
+        # validate's checks in Spark, one warm process for all submits, edits and starts
+        self.checker = spec_check.Checker(config.validate_command, child_env())
         self.db = open_database(config.database_url)
         self.teams = authz.Teams.load(config.teams_file)
         self.schemas = SchemaVersions()  # the published schema versions jobs pin
@@ -96,6 +98,7 @@ class JobService(AlertQueries):
 
     def close(self) -> None:
         self.stop_supervisor()
+        self.checker.close()
         self.db.dispose()
 
     # -- reads ------------------------------------------------------------------------
@@ -526,7 +529,7 @@ class JobService(AlertQueries):
     def _validate(self, name: str, spec_yaml: str) -> None:
         """``workbench validate``'s checks of the spec, in Spark
         (:mod:`workbench.jobs.spec_check`)."""
-        spec_check.check(self.config.validate_command, spec_yaml, child_env(), name)
+        self.checker.check(spec_yaml, name)
 
     @staticmethod
     def _wait(s: Session, job: Job, reason: str | None) -> None:

@@ -63,6 +63,9 @@ def test_streams_and_schema(shell):
     text = repr(shown.result)
     assert text.startswith("esb.booking.BookingLogMessage") and "event_timestamp:" in text
     assert "<code>pickup_lat</code>" in shown.result._repr_html_()
+    # an enum field shows the value names SQL compares it with (issue 36)
+    assert "service_type: esb.booking.ServiceType (enum: SERVICE_TYPE_UNKNOWN, GO_RIDE," in text
+    assert "<code>GO_RIDE</code>" in shown.result._repr_html_()
 
 
 def test_unknown_names_list_the_known_ones(shell, capsys):

@@ -346,7 +346,9 @@ def preview(
     watermark: str | int | None = None,
     emit: str | None = None,
 ) -> Preview:
-    """Run dagger SQL (default: the current spec's) over the current samples, as a batch."""
+    """Run dagger SQL (default: the current spec's) over the current samples, as a batch.
+    SQL given while a spec is in use previews that spec with this SQL: the preview's
+    ``alerts()`` test-fire the spec's rules."""
     from workbench.lab.preview import preview as run_preview
 
     query = sql if sql is not None else current_spec()
@@ -358,6 +360,9 @@ def preview(
     result = run_preview(
         query, current_samples(tables), spark=spark(), watermark=watermark, emit=emit
     )
+    if isinstance(query, str) and spec is not None:  # a %%dagger cell: the spec, with its SQL
+        update = {"sql": query, "watermark_delay": result.watermark_ms, "emit": result.emit}
+        result.spec = spec.model_copy(update=update)
     _state.update(preview=result, given={"watermark_delay": given, "emit": emit})
     _record(new_preview=True)
     return result

@@ -57,8 +57,10 @@ def to_sql_error(
         if condition.startswith("UNRESOLVED_ROUTINE"):
             routine = _names(params.get("routineName", ""))
             name = routine[-1] if routine else None
-        analysing = type(err).__name__ == "AnalysisException"
-        message = f"Spark cannot {'analyse' if analysing else 'run'} the query: {message}"
+        from pyspark.errors import AnalysisException
+
+        stage = "analyse" if isinstance(err, AnalysisException) else "run"
+        message = f"Spark cannot {stage} the query: {message}"
     pos = where(err, params, source, views)
     if pos is None and name:
         pos = positions.locate(source, name)

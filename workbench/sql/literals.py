@@ -13,6 +13,7 @@ never with the enum's number.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -25,6 +26,8 @@ from workbench.sql.enums import Enums
 
 #: Text Spark casts to BOOLEAN (case-insensitive).
 _BOOLEANS = {"true", "false", "t", "f", "yes", "no", "y", "n", "1", "0"}
+_INTEGER = re.compile(r"[+-]?\d+")
+_PARTIAL_DATE = re.compile(r"\d{4}(-\d{1,2})?")
 
 
 def check(
@@ -118,6 +121,13 @@ def _number(literal: exp.Expr) -> bool:
     return True
 
 
+def _integer(literal: exp.Expr) -> bool:
+    """A number, or text Spark casts to BIGINT (``'3'``, not ``'1.5'``)."""
+    if literal.is_number:
+        return True
+    return literal.is_string and _INTEGER.fullmatch(literal.name.strip()) is not None
+
+
 def _text(literal: exp.Expr) -> bool:
     return literal.is_string
 
@@ -125,8 +135,11 @@ def _text(literal: exp.Expr) -> bool:
 def _timestamp(literal: exp.Expr) -> bool:
     if not literal.is_string:
         return False
+    text = literal.name.strip()
+    if _PARTIAL_DATE.fullmatch(text):  # Spark reads '2026' and '2026-01' too
+        return True
     try:
-        datetime.fromisoformat(literal.name.strip())
+        datetime.fromisoformat(text)
     except ValueError:
         return False
     return True
@@ -142,8 +155,8 @@ _OPERATORS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<
               exp.LTE: "<=", exp.NullSafeEQ: "<=>"}  # fmt: skip
 #: (pyspark type classes, literals Spark reads as them, what to give, an example)
 _RULES: list[tuple[tuple[str, ...], Callable[[exp.Expr], bool], str, str]] = [
-    (("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType",
-      "DecimalType"), _number, "a number", "100"),
+    (("ByteType", "ShortType", "IntegerType", "LongType"), _integer, "an integer", "100"),
+    (("FloatType", "DoubleType", "DecimalType"), _number, "a number", "100"),
     (("StringType", "VarcharType", "CharType"), _text, "text in quotes", "'100'"),
     (("TimestampType", "TimestampNTZType", "DateType"), _timestamp, "a timestamp",
      "TIMESTAMP '2026-01-01 00:00:00'"),

@@ -151,8 +151,10 @@ def _boolean(literal: exp.Expr) -> bool:
     return literal.is_string and literal.name.strip().lower() in _BOOLEANS
 
 
-_OPERATORS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<",
-              exp.LTE: "<=", exp.NullSafeEQ: "<=>"}  # fmt: skip
+_OPERATORS: dict[type, str] = {
+    exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
+    exp.NullSafeEQ: "<=>",
+}  # fmt: skip
 #: (pyspark type classes, literals Spark reads as them, what to give, an example)
 _RULES: list[tuple[tuple[str, ...], Callable[[exp.Expr], bool], str, str]] = [
     (("ByteType", "ShortType", "IntegerType", "LongType"), _integer, "an integer", "100"),

@@ -72,3 +72,15 @@ def test_publish_versions_and_check_registry_versions(capsys):
 def test_an_unknown_version_is_an_error(capsys):
     assert main(["schemas", "check", "@1", "@2"]) == 1
     assert "no schema version 1" in capsys.readouterr().err
+
+
+def test_show_lists_enum_values(capsys):
+    """The text view names each enum field's values, as --json does: SQL compares an
+    enum field with them (``status = 'COMPLETED'``)."""
+    assert main(["schemas", "show", "BookingLogMessage"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        "    4  status: esb.booking.BookingStatus (enum: BOOKING_STATUS_UNKNOWN, CREATED, "
+        "DRIVER_FOUND, PICKED_UP, COMPLETED, CANCELLED)" in lines
+    )
+    assert "   13  amount: double" in lines  # other fields as before

@@ -207,6 +207,74 @@ def test_a_misspelled_column_shows_one_error_and_no_java(kernel, kafka_broker):
     assert "spark-" in log and "UNRESOLVED_COLUMN" in log and "at org.apache" in log
 
 
+IN_THE_WARM_UPS_COLLECT = """
+import sys, threading, time
+import workbench.notebook as wb
+from workbench.notebook import warmup
+wb.add_stream('booking', 'BookingLogMessage', topics=[{topic!r}])
+wb.sample('booking', last=1000, progress=False)
+
+def collecting():
+    \"\"\"The warm-up (in the background start's thread) collects its rows through Arrow.\"\"\"
+    start = next((t for t in threading.enumerate() if t.name == "spark-start"), None)
+    frame = sys._current_frames().get(start.ident) if start is not None else None
+    while frame is not None and frame.f_code.co_name != "_collect_as_arrow":
+        frame = frame.f_back
+    return frame is not None
+
+deadline = time.monotonic() + 240
+while not collecting() and time.monotonic() < deadline:
+    time.sleep(0.002)
+assert collecting(), "the warm-up never reached its collect"
+get_ipython().run_cell_magic("dagger", "", {sql!r})
+"""
+
+WARM_UP_JOBS = """
+tracker = wb.spark().sparkContext.statusTracker()
+print(sorted({str(tracker.getJobInfo(j).status) for j in tracker.getJobIdsForGroup(warmup.GROUP)}))
+print(warmup.failures)
+"""
+
+
+def test_the_first_preview_of_a_cold_kernel_shows_no_java(installed, kafka_broker):
+    """Issue 36: the first %%dagger of a cold kernel, run while the background warm-up
+    collects its rows, cancels the warm-up's Spark job; PySpark's Arrow warning about that
+    cancelled job printed ~8 KB of Java stack into the cell above the right rows. The cell
+    shows the rows only."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    topic = new_topic(kafka_broker.bootstrap, "cold", partitions=1)
+    sent = publish_events(kafka_broker.bootstrap, topic, 300, seed=7)
+    specs = KernelSpecManager(kernel_dirs=[str(installed / "kernels")])
+    manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
+    manager.start_kernel(env=as_users_start())
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=TIMEOUT)
+        cell = IN_THE_WARM_UPS_COLLECT.format(topic=topic, sql=SURGE_SQL)
+        reply, outputs = execute(client, cell)
+        assert reply["status"] == "ok", outputs
+        shown = json.dumps(outputs)
+        for java in ("java.", "Traceback", "at org.apache", "UserWarning", "Exception"):
+            assert java not in shown, shown[:3000]
+        assert [o["output_type"] for o in outputs] == ["execute_result"], outputs
+        result = outputs[0]["data"]
+        expected = surge_windows(sent.events)
+        assert result["text/plain"].splitlines()[0].startswith(f"{len(expected):,} rows in ")
+        assert shown_rows(result["text/html"]) == expected_rows(expected)[:50]
+
+        reply, outputs = execute(client, WARM_UP_JOBS)
+        assert reply["status"] == "ok", outputs
+        statuses, failures = outputs[-1]["text"].splitlines()[-2:]
+        assert "FAILED" in statuses  # the preview did cancel a warm-up job
+        assert failures == "[]"  # cancelled, not failed
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)
+
+
 def shown_rows(page: str) -> list[tuple]:
     """The rows of the first HTML table: (s2 cell, vehicle, bookings, customers, window end)."""
     body = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0]

@@ -128,3 +128,48 @@ def test_bad_sql_names_line_and_column(spark, surge):
     with pytest.raises(SqlError) as err:
         preview("SELECT pickup_lat,\n  no_such_field\nFROM booking", surge["sample"], spark=spark)
     assert (err.value.line, err.value.column) == (2, 3)
+
+
+@pytest.mark.parametrize(
+    "sql, where, reason",
+    [
+        (  # issue 36: MISSING_AGGREGATION had no position
+            "SELECT service_area_id, status, count(*) AS n\nFROM booking\nGROUP BY service_area_id",
+            (1, 25, 6),
+            'or use "any_value(status)"',
+        ),
+        (  # issue 36: "line 1 pos 133" of the translated SQL
+            "SELECT order_number\nFROM booking\nWHERE status = 'COMPLETED' AND rowtime > amount",
+            (3, 32, 16),
+            "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
+        ),
+        (  # issue 36: the closest column first, not every column
+            "SELECT order_number, pickup_lattitude FROM booking",
+            (1, 22, 16),
+            "Unknown column 'pickup_lattitude'. Did you mean pickup_lat? Known: ",
+        ),
+        (  # a text that does not cast fails as the query runs: mapped back too
+            "SELECT service_area_id,\n  sum(order_number) AS s\nFROM booking GROUP BY 1",
+            (2, 3, 17),
+            "Spark cannot run the query: [CAST_INVALID_INPUT] The value ",
+        ),
+        (  # issue 36: was an Arrow UserWarning and a NumberFormatException stack
+            "SELECT order_number FROM booking WHERE amount > 'expensive'",
+            (1, 49, 11),
+            "'expensive' cannot be compared with amount (DOUBLE): give a number",
+        ),
+    ],
+)
+def test_spark_errors_point_at_the_users_sql(spark, surge, capfd, sql, where, reason):
+    """Spark's analysis and run-time errors as one SqlError at the user's line and column
+    (never the translated SQL's), and no warning or Java stack from PySpark."""
+    with pytest.raises(SqlError) as err:
+        preview(sql, surge["sample"], spark=spark)
+    line, column, length = where
+    assert (err.value.line, err.value.column) == (line, column)
+    shown = str(err.value)
+    assert reason in err.value.reason
+    assert shown.splitlines()[-1].strip() == "^" * length
+    assert "pos " not in shown and "SQLSTATE" not in shown and "__preview" not in shown
+    printed = capfd.readouterr().err
+    assert "UserWarning" not in printed and "Traceback" not in printed

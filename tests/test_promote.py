@@ -139,6 +139,43 @@ def test_a_preview_that_differs_from_the_production_plan_refuses_promotion(
     assert recorded_spec(record, None, notebook).name == "noisy"  # the job's default name
 
 
+def test_a_scratch_cell_that_raises_is_skipped_when_tagged(
+    kafka_broker, workbench_kernel, tmp_path
+):
+    """Issue 36: a scratch cell that raises stopped the promotion with no way to keep it.
+    The error names the cell tag ``scratch``; a cell tagged so stays in the record (a raw
+    cell) and is not run, so the notebook promotes as it is."""
+    topic = f"promote-{uuid.uuid4().hex[:8]}"
+    demo_events(kafka_broker.bootstrap, "bookings", topic=topic, events=300, seed=SEED,
+                start=START)  # fmt: skip
+    scratch = "wb.preview('SELECT nope FROM booking')  # trying things"
+    notebook = code_notebook(
+        tmp_path / "scratchy.ipynb",
+        "import workbench.notebook as wb\n\nwb.add_stream('booking', 'BookingLogMessage', "
+        "topics=[topic], bootstrap_servers=bootstrap)",
+        "wb.sample('booking', last=100)",
+        "%%dagger\nSELECT vehicle_type, count(*) AS n FROM booking GROUP BY vehicle_type",
+        scratch,
+        parameters=f"bootstrap = {kafka_broker.bootstrap!r}\ntopic = {topic!r}",
+    )
+    with pytest.raises(PromoteError) as err:
+        prepare(notebook, kernel=workbench_kernel, workdir=tmp_path / "untagged")
+    message = str(err.value)
+    assert f"in the cell `{scratch}` (cell 5): SqlError: Unknown column 'nope'" in message
+    assert "give it the cell tag `scratch`" in message and "promote skips it" in message
+
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells[4].metadata["tags"] = ["scratch"]
+    nbformat.write(nb, notebook)
+    said: list[str] = []
+    got = prepare(notebook, kernel=workbench_kernel, workdir=tmp_path / "tagged", emit=said.append)
+    assert got.parity["status"] == "passed" and got.parity["rows"] > 0
+    assert "1 cell(s) tagged scratch skipped" in said[0]
+    executed = nbformat.reads(got.notebook_bytes.decode(), as_version=4)
+    kept = executed.cells[4]
+    assert (kept.cell_type, kept.source, kept.metadata["tags"]) == ("raw", scratch, ["scratch"])
+
+
 def test_a_notebook_without_a_preview_is_refused(workbench_kernel, tmp_path):
     notebook = code_notebook(
         tmp_path / "nopreview.ipynb", USE_SURGE, parameters="bootstrap = None\ntopic = 't'"

@@ -133,6 +133,22 @@ def test_surge_spec_through_cli(recorded, tmp_path):
 
 
 @pytest.mark.integration
+def test_a_query_that_fails_as_it_runs_points_at_the_users_sql(recorded, tmp_path):
+    """Text that does not cast to a number fails only as Spark runs the query: one error
+    at the user's line and column, no Java stack (issue 36)."""
+    query = tmp_path / "bad.sql"
+    query.write_text("SELECT service_area_id,\n  sum(order_number) AS s\nFROM booking GROUP BY 1\n")
+    booking = recorded["dir"] / "booking.jsonl"
+    out = tmp_path / "out.jsonl"
+    done = run_cli("--sql", str(query), "--table", f"booking={booking}", "--out", str(out))
+    assert done.returncode == 1
+    error = done.stderr[done.stderr.index("error: ") :]
+    assert error.startswith("error: Spark cannot run the query: [CAST_INVALID_INPUT] The value ")
+    assert error.splitlines()[1:] == ["    sum(order_number) AS s", "    ^^^^^^^^^^^^^^^^^"]
+    assert "Line 2, Col: 3." in error and "at org.apache" not in done.stderr
+
+
+@pytest.mark.integration
 def test_rowtime_field_epoch_millis_through_cli(recorded, tmp_path):
     events = []
     for b in recorded["bookings"]:

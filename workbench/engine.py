@@ -8,7 +8,8 @@ runs over those views.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,10 @@ class Plan:
     translation: Translation
     result: DataFrame
     inputs: dict[str, DataFrame]
+
+    def columns(self) -> list[str]:
+        """The input streams' columns (for "did you mean")."""
+        return [c for frame in self.inputs.values() for c in frame.columns]
 
 
 def view_name(job: str, table: str) -> str:
@@ -71,5 +76,20 @@ def build(
     try:
         result = spark.sql(translation.sql)
     except AnalysisException as err:
-        raise to_sql_error(err, sql, views) from None
+        columns = [c for frame in frames.values() for c in frame.columns]
+        raise to_sql_error(err, sql, views, columns) from None
     return Plan(translation, result, frames)
+
+
+@contextmanager
+def reported(plan: Plan) -> Iterator[None]:
+    """Spark's errors while ``plan`` runs (text that does not cast to a number, a division
+    by zero) as a :class:`~workbench.exceptions.SqlError` at the user's SQL, not a Java
+    stack."""
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    try:
+        yield
+    except CapturedException as err:
+        translation = plan.translation
+        raise to_sql_error(err, translation.source, translation.views, plan.columns()) from None

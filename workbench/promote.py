@@ -51,6 +51,9 @@ SAMPLES_DIR = "samples"
 REPLAY_ROWS = "replay.jsonl"
 REPLAY_FILE = "replay.json"
 PREVIEW_SPEC_NAME = "preview"  # the name of a preview's own spec (bare SQL, no wb.use)
+#: The cell tag of scratch work: promote does not run a cell tagged so (its record keeps it,
+#: as a raw cell), so a scratch cell that raises does not stop the promotion.
+SCRATCH_TAG = "scratch"
 
 
 class _Loader(yaml.SafeLoader):
@@ -113,9 +116,10 @@ def prepare(
     work = Path(workdir) if workdir else _default_workdir(notebook)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    executed = execute(notebook, work, params, kernel)
+    executed, skipped = execute(notebook, work, params, kernel)
     papermill_s = time.perf_counter() - t0
-    _say(emit, f"papermill: executed {notebook.name} in promote mode ({papermill_s:.1f}s)")
+    scratch = f"; {skipped} cell(s) tagged {SCRATCH_TAG} skipped" if skipped else ""
+    _say(emit, f"papermill: executed {notebook.name} in promote mode ({papermill_s:.1f}s{scratch})")
     spec = recorded_spec(work / "record", name, notebook)
     t1 = time.perf_counter()
     result = check_parity(spec, work / "record", work / "replay.jsonl")
@@ -188,15 +192,20 @@ def owned_by(spec: DaggerSpec, team: str) -> DaggerSpec:
 # --- papermill ------------------------------------------------------------------------
 
 
-def execute(notebook: Path, work: Path, params: dict[str, Any], kernel: str | None) -> Path:
+def execute(
+    notebook: Path, work: Path, params: dict[str, Any], kernel: str | None
+) -> tuple[Path, int]:
     """Run papermill on ``notebook`` (in its folder) with the record folder ``work/record``
-    in the kernel's environment; returns the executed notebook."""
+    in the kernel's environment, its scratch cells left out (:func:`without_scratch`);
+    returns the executed notebook and how many cells were left out."""
     record = work / "record"
     record.mkdir(exist_ok=True)
     out = work / notebook.name
+    (work / "input").mkdir(exist_ok=True)
+    source, skipped = without_scratch(notebook, work / "input" / notebook.name)
     (work / "params.json").write_text(json.dumps(params, indent=2), encoding="utf-8")
     command = [
-        sys.executable, "-m", "papermill", str(notebook), str(out),
+        sys.executable, "-m", "papermill", str(source), str(out),
         "-f", str(work / "params.json"), "--cwd", str(notebook.resolve().parent),
         "--no-progress-bar", "--log-level", "WARNING", *(["-k", kernel] if kernel else []),
     ]  # fmt: skip
@@ -204,7 +213,22 @@ def execute(notebook: Path, work: Path, params: dict[str, Any], kernel: str | No
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise PromoteError(_failure(notebook, out, done.stderr))
-    return out
+    return out, skipped
+
+
+def without_scratch(notebook: Path, out: Path) -> tuple[Path, int]:
+    """``notebook`` with each code cell tagged :data:`SCRATCH_TAG` made a raw cell (kept,
+    never run), written to ``out``; and how many there were."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    skipped = 0
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and SCRATCH_TAG in cell.metadata.get("tags", []):
+            nb.cells[i] = nbformat.v4.new_raw_cell(cell.source, metadata=cell.metadata)
+            skipped += 1
+    nbformat.write(nb, out)
+    return out, skipped
 
 
 def check_parameters(notebook: Path, params: Mapping[str, Any]) -> None:
@@ -223,13 +247,18 @@ def _failure(notebook: Path, out: Path, stderr: str) -> str:
 
     if out.exists():
         nb = nbformat.read(out, as_version=4)
-        for cell in nb.cells:
+        added = {"injected-parameters", "papermill-error-cell-tag"}  # papermill's own cells
+        ours = [c for c in nb.cells if not added & set(c.metadata.get("tags", []))]
+        for number, cell in enumerate(ours, 1):  # numbered as in the user's notebook
             for o in cell.get("outputs", []):
                 if o.get("output_type") == "error":
                     first = clip(cell.source.strip().splitlines()[0], 60)
                     return (
-                        f"{notebook.name} failed under papermill in the cell `{first}`: "
-                        f"{o['ename']}: {clip(o['evalue'], 2000)} (the executed notebook: {out})"
+                        f"{notebook.name} failed under papermill in the cell `{first}` (cell "
+                        f"{number}): {o['ename']}: {clip(o['evalue'], 2000)} (the executed "
+                        f"notebook: {out}). Fix the cell; or, if it is scratch work the job "
+                        f"does not need, give it the cell tag `{SCRATCH_TAG}` (JupyterLab: "
+                        "the property inspector, Common Tools > Cell Tag) and promote skips it."
                     )
     tail = "\n".join(stderr.strip().splitlines()[-5:])
     hint = " (install the kernel: workbench kernel install)" if "No such kernel" in stderr else ""

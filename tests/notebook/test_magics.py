@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from geo_reference import surge_windows
-from streaming import SURGE_SQL, new_topic, publish_events, surge_rows
+from streaming import SURGE_SQL, new_topic, publish_events, surge_rows, surge_spec
 
 import workbench.notebook as wb
 from workbench.exceptions import SqlError, UnknownNameError
@@ -63,6 +63,9 @@ def test_streams_and_schema(shell):
     text = repr(shown.result)
     assert text.startswith("esb.booking.BookingLogMessage") and "event_timestamp:" in text
     assert "<code>pickup_lat</code>" in shown.result._repr_html_()
+    # an enum field shows the value names SQL compares it with (issue 36)
+    assert "service_type: esb.booking.ServiceType (enum: SERVICE_TYPE_UNKNOWN, GO_RIDE," in text
+    assert "<code>GO_RIDE</code>" in shown.result._repr_html_()
 
 
 def test_unknown_names_list_the_known_ones(shell, capsys):
@@ -87,3 +90,24 @@ def test_bad_sql_shows_line_and_column(spark, shell, capsys):
     out = capsys.readouterr().out
     assert "SqlError:" in out and "Line 2, Col: 3." in out and "^" in out
     assert "Traceback" not in out
+
+
+def test_alerts_after_a_dagger_cell_test_fire_the_specs_rules(
+    spark, kafka_broker, shell, bookings, tmp_path
+):
+    """Issue 36: with a spec in use, ``wb.last_preview().alerts()`` after a ``%%dagger`` cell
+    said "no alert rules" though the spec has them: the cell previews the spec, with its SQL."""
+    topic, sent = bookings
+    rule = {"name": "busy-cell", "when": "bookings >= 2", "group_by": ["tag_s2id"]}
+    spec = surge_spec(kafka_broker.bootstrap, topic, tmp_path, sinks=[], alerts=[rule])
+    wb.use(spec)
+    try:
+        ran = shell.run_cell(f"%%dagger\n{SURGE_SQL}")
+        assert ran.success, ran.error_in_exec
+        tested = shell.run_cell("wb.last_preview().alerts()")
+        assert tested.success, tested.error_in_exec
+        assert [r.name for r in tested.result.rules] == ["busy-cell"]
+        assert tested.result.points > 0
+        assert "(no metric rules)" not in repr(tested.result)
+    finally:
+        wb.reset()  # no spec in use for later tests

@@ -36,8 +36,8 @@ def test_suggestions_leave_out_internal_columns(sql, name, spark, booking, capfd
     with pytest.raises(SqlError) as info:
         engine.build(spark, sql, [engine.Input("booking", booking)])
     message = str(info.value)
-    assert message.startswith(f"Unknown column '{name}'. Did you mean one of: ")
-    assert "`window`" not in message and HELPER_PREFIX not in message
+    assert message.startswith(f"Unknown column '{name}'.")
+    assert "window" not in message.split(". Line")[0] and HELPER_PREFIX not in message
     assert "rowtime" in message
     assert "SQLQueryContextLogger" not in capfd.readouterr().err  # no JVM stack on stderr
 

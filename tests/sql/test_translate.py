@@ -24,18 +24,36 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+def _typed(case: dict) -> tuple[dict | None, dict | None]:
+    """For a case with ``typed: MESSAGE``: the booking stream's Spark schema (with its
+    rowtime) and enum fields, as the engine gives them; else (None, the case's enums)."""
+    if "typed" not in case:
+        return None, case.get("enums")
+    from pyspark.sql.types import StructField, TimestampType
+
+    from workbench.schemas import default_registry, spark_schema
+    from workbench.sql.enums import values_of
+
+    registry = default_registry()
+    schema = spark_schema(registry.descriptor(case["typed"]))
+    schema = schema.add(StructField("rowtime", TimestampType()))
+    return {"booking": schema}, {"booking": values_of(registry, case["typed"])}
+
+
 @pytest.mark.parametrize("case", _load("translate.yaml"), ids=lambda c: c["title"])
 def test_translation(case):
     views = case.get("views")
-    tables = list(views) if views else TABLES
-    result = translate(case["sql"], tables, views)
+    schemas, enums = _typed(case)
+    tables = schemas or (list(views) if views else TABLES)
+    result = translate(case["sql"], tables, views, enums)
     assert _squash(result.sql) == _squash(case["spark"])
 
 
 @pytest.mark.parametrize("case", _load("errors.yaml"), ids=lambda c: c["title"])
 def test_errors_point_at_the_fault(case):
+    schemas, enums = _typed(case)
     with pytest.raises(SqlError) as info:
-        translate(case["sql"], ["booking", "payment"], None, case.get("enums"))
+        translate(case["sql"], schemas or ["booking", "payment"], None, enums)
     err = info.value
     assert case["error"] in str(err)
     if "line" in case:

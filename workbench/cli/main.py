@@ -118,6 +118,7 @@ def cmd_schemas_list(args: argparse.Namespace) -> int:
 
 def cmd_schemas_show(args: argparse.Namespace) -> int:
     from workbench.schemas import ddl, default_registry_with
+    from workbench.schemas.registry import tree_lines
 
     registry = default_registry_with(args.schemas)
     descriptor = registry.descriptor(args.message)
@@ -125,18 +126,11 @@ def cmd_schemas_show(args: argparse.Namespace) -> int:
         print(json.dumps([f.to_dict() for f in registry.fields(args.message)], indent=2))
         return 0
     print(f"{descriptor.full_name}  ({descriptor.file.name})")
-    _print_fields(registry.fields(args.message), "  ")
+    for line in tree_lines(registry.fields(args.message)):
+        print(line)
     if args.ddl:
         print(f"\nSpark DDL: {ddl(descriptor)}")
     return 0
-
-
-def _print_fields(fields, indent: str) -> None:
-    for f in fields:
-        data = f.to_dict()
-        label = "repeated " if data.get("repeated") else ""
-        print(f"{indent}{data['number']:>3}  {data['name']}: {label}{data['type']}")
-        _print_fields(getattr(f, "children", None) or [], indent + "     ")
 
 
 def cmd_udfs(args: argparse.Namespace) -> int:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import html
 import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,8 @@ DEFAULT_WATERMARK = "10s"
 SHOWN_ROWS = 50
 MAX_ROWS = 100_000
 COUNT_KEYS = ("records", "decoded", "undecodable", "late")
+#: The start of PySpark's warning that ``toPandas`` met an error in Arrow's path.
+ARROW_WARNING = "toPandas attempted Arrow optimization"
 
 
 @dataclass
@@ -165,7 +168,8 @@ def preview(
     result = plan.result
     if not isinstance(spec, str):  # as the job and replay do (one row per key of a batch)
         result = dedup.apply(result, spec.deduplicate, rowtime)
-    rows, truncated = collect(result, max_rows, keys=group_keys(sql))
+    with engine.reported(plan):
+        rows, truncated = collect(result, max_rows, keys=group_keys(sql))
     closing = closing_of(sql)
     by = {
         t: {
@@ -236,9 +240,12 @@ def _with_options(
 def collect(
     result: DataFrame, max_rows: int = MAX_ROWS, keys: Iterable[str] = ()
 ) -> tuple[pd.DataFrame, bool]:
-    """The result through Arrow, at most ``max_rows`` rows, ordered by :func:`row_order`."""
+    """The result through Arrow, at most ``max_rows`` rows, ordered by :func:`row_order`.
+    PySpark's warning when Arrow meets an error only repeats the error (with its Java stack),
+    so it is not shown."""
     from pyspark.sql import functions as F
 
+    warnings.filterwarnings("ignore", message=ARROW_WARNING, category=UserWarning)
     order = row_order(result, keys)
     if order:
         result = result.orderBy(*[F.col(f"`{c}`") for c in order])

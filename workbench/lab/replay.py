@@ -67,7 +67,8 @@ def replay(
     plan, rejects = plan_recordings(
         spark, tables, sql=sql, spec=spec, rowtime_field=rowtime_field, rejects_path=rejects_path
     )
-    rows = write_rows(plan.result, out)
+    with engine.reported(plan):
+        rows = write_rows(plan.result, out)
     return ReplayResult(rows, Path(out), rejects, plan.translation.sql)
 
 
@@ -117,7 +118,10 @@ def replay_samples(
     Records that do not decode are left out and counted, as the job's dead letters are.
     """
 
-    with sample_plan(spark, samples, sql=sql, spec=spec) as (plan, undecodable):
+    with (
+        sample_plan(spark, samples, sql=sql, spec=spec) as (plan, undecodable),
+        engine.reported(plan),
+    ):
         rows = write_rows(plan.result, out)
     return ReplayResult(rows, Path(out), [], plan.translation.sql, undecodable)
 

@@ -18,6 +18,7 @@ from workbench.runtime import jvm_log
 from workbench.runtime.spark import driver_java_options, session
 from workbench.runtime.spark_start import BackgroundStart
 from workbench.schemas import default_registry_with
+from workbench.schemas.registry import tree_lines
 from workbench.settings import settings, variable
 from workbench.spec import parse
 
@@ -242,16 +243,7 @@ class Schema:
     fields: list[FieldInfo]
 
     def lines(self) -> list[str]:
-        out = [f"{self.message}  ({self.file})"]
-
-        def walk(fields: list[FieldInfo], indent: str) -> None:
-            for f in fields:
-                label = "repeated " if f.repeated else ""
-                out.append(f"{indent}{f.number:>3}  {f.name}: {label}{f.type}")
-                walk(f.children, indent + "     ")
-
-        walk(self.fields, "  ")
-        return out
+        return [f"{self.message}  ({self.file})", *tree_lines(self.fields)]
 
     def __repr__(self) -> str:
         return "\n".join(self.lines())
@@ -263,11 +255,20 @@ class Schema:
             return "".join(
                 f"<li><code>{html.escape(f.name)}</code>: "
                 f"{'repeated ' if f.repeated else ''}{html.escape(f.type)} ({f.number})"
+                f"{_enum_html(f)}"
                 f"{'<ul>' + items(f.children) + '</ul>' if f.children else ''}</li>"
                 for f in fields
             )
 
         return f"<b>{html.escape(self.message)}</b><ul>{items(self.fields)}</ul>"
+
+
+def _enum_html(f: FieldInfo) -> str:
+    import html
+
+    if f.kind != "enum":
+        return ""
+    return " enum: " + ", ".join(f"<code>{html.escape(v)}</code>" for v in f.enum_values)
 
 
 def schema(message: str) -> Schema:
@@ -345,7 +346,9 @@ def preview(
     watermark: str | int | None = None,
     emit: str | None = None,
 ) -> Preview:
-    """Run dagger SQL (default: the current spec's) over the current samples, as a batch."""
+    """Run dagger SQL (default: the current spec's) over the current samples, as a batch.
+    SQL given while a spec is in use previews that spec with this SQL: the preview's
+    ``alerts()`` test-fire the spec's rules."""
     from workbench.lab.preview import preview as run_preview
 
     query = sql if sql is not None else current_spec()
@@ -357,6 +360,9 @@ def preview(
     result = run_preview(
         query, current_samples(tables), spark=spark(), watermark=watermark, emit=emit
     )
+    if isinstance(query, str) and spec is not None:  # a %%dagger cell: the spec, with its SQL
+        update = {"sql": query, "watermark_delay": result.watermark_ms, "emit": result.emit}
+        result.spec = spec.model_copy(update=update)
     _state.update(preview=result, given={"watermark_delay": given, "emit": emit})
     _record(new_preview=True)
     return result

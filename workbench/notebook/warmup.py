@@ -6,10 +6,12 @@ use. :func:`warm_up` runs the surge dagger's preview once over a few hundred gen
 bookings (encoded here, no Kafka), right after the kernel's background start of Spark,
 so that the analyst's first ``%%dagger`` finds those paths loaded and compiled. It leaves
 nothing behind (its decoded sample is dropped from the cache) and never fails a start: a
-warm-up that fails is logged and forgotten. It never holds up real work either: the
-session is handed over as soon as it is up, and the first use of Spark calls :func:`stop`,
-which skips a warm-up not begun yet and cancels the Spark jobs of a running one (its job
-group) until it ends.
+warm-up that fails is logged (in the kernel's Spark log, not in a cell) and forgotten. It
+never holds up real work either: the session is handed over as soon as it is up, and the
+first use of Spark calls :func:`stop`, which skips a warm-up not begun yet and cancels the
+Spark jobs of a running one (its job group) until it ends, quietly: the cancelled job's
+error ends the warm-up and shows in no cell (the preview's collect does not let PySpark's
+Arrow warning repeat it, Java stack and all, on stderr).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import spec
 from workbench.dev.demo import spec_path
 from workbench.lab import sampling
+from workbench.runtime import jvm_log
 from workbench.sources.partitions import Record
 
 if TYPE_CHECKING:
@@ -50,10 +53,21 @@ def warm_up(spark: SparkSession) -> None:
         _preview(spark)
     except Exception:  # noqa: BLE001 - a warm-up must not stop the kernel's Spark
         if not _stopped.is_set():
-            logging.getLogger("workbench.warmup").exception("the preview warm-up failed")
             failures.append(traceback.format_exc())
+            _log(f"the preview warm-up failed:\n{failures[-1]}")
     finally:
         _running.clear()
+
+
+def _log(text: str) -> None:
+    """Into the kernel's Spark log (``wb.spark_log()``), not into the cell that runs now."""
+    target = jvm_log.current()
+    if target is None:
+        logging.getLogger("workbench.warmup").error(text)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("a", encoding="utf-8") as log:
+        log.write(text)
 
 
 def stop(timeout_s: float = 120.0) -> None:

@@ -60,6 +60,23 @@ class FieldInfo:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def label(self) -> str:
+        """``name: [repeated ]type``, with an enum's value names, which SQL compares it with:
+        ``service_type: esb.booking.ServiceType (enum: SERVICE_TYPE_UNKNOWN, GO_RIDE, ...)``."""
+        repeated = "repeated " if self.repeated else ""
+        values = f" (enum: {', '.join(self.enum_values)})" if self.kind == "enum" else ""
+        return f"{self.name}: {repeated}{self.type}{values}"
+
+
+def tree_lines(fields: Iterable[FieldInfo], indent: str = "  ") -> list[str]:
+    """A field tree as text, one field a line (number and :meth:`FieldInfo.label`), nested
+    fields indented under their message: ``workbench schemas show`` and ``wb.schema()``."""
+    lines = []
+    for f in fields:
+        lines.append(f"{indent}{f.number:>3}  {f.label()}")
+        lines.extend(tree_lines(f.children, indent + "     "))
+    return lines
+
 
 class SchemaRegistry:
     """Messages from ``sources``: folders, ``.desc``/``.pb`` files or http(s) URLs."""

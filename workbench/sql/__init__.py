@@ -2,6 +2,7 @@
 
 Stages, each one module: :mod:`.parse` (nesting bounded) → :mod:`.names` (tables and
 functions exist) → :mod:`.enums` (enum fields compared with their own values) →
+:mod:`.literals` (columns compared with literals Spark can read as their type) →
 :mod:`.windows` (TUMBLE/HOP/SESSION) → :mod:`.laterals` (UNNEST) → :mod:`.joins`
 (time-only interval joins) → :mod:`.functions` (UDF rewrites and argument ranges, exact
 distinct counts) → generation, orchestrated by :mod:`.translate`; :mod:`.analysis` tells

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from workbench.exceptions import did_you_mean
-from workbench.sql import positions
+from workbench.sql import names, positions
 
 if TYPE_CHECKING:
     from workbench.schemas import SchemaRegistry
@@ -34,10 +34,9 @@ def check(tree: exp.Expr, sql: str, enums: Enums, views: Mapping[str, str]) -> N
     """Raise at the literal of the first comparison with a value outside its enum."""
     if not any(enums.values()):
         return
-    tables = {view.lower(): table for table, view in views.items()}
     for node in tree.find_all(exp.EQ, exp.NEQ, exp.In):
         for column, literal in _comparisons(node):
-            values = _field_values(column, tables, enums)
+            values = _field_values(column, views, enums)
             if values is not None and literal.name not in values:
                 raise positions.error(
                     f"'{literal.name}' is not a value of the enum field '{column.name}', so "
@@ -60,25 +59,8 @@ def _comparisons(node: exp.Expr) -> list[tuple[exp.Column, exp.Literal]]:
 
 
 def _field_values(
-    column: exp.Column, tables: Mapping[str, str], enums: Enums
+    column: exp.Column, views: Mapping[str, str], enums: Enums
 ) -> Sequence[str] | None:
     """The enum values of the stream field ``column`` reads, when that is certain."""
-    select = column.find_ancestor(exp.Select)
-    if select is None or len(column.parts) > 2:
-        return None
-    relations = [select.args.get("from_"), *(select.args.get("joins") or [])]
-    sources = [r.this for r in relations if r is not None]
-    streams = {
-        s.alias_or_name.lower(): tables[s.name.lower()]
-        for s in sources
-        if isinstance(s, exp.Table) and s.name.lower() in tables
-    }
-    name = column.name.lower()
-    if column.table:
-        table = streams.get(column.table.lower())
-        return None if table is None else (enums.get(table) or {}).get(name)
-    if len(streams) != len(sources):  # a subquery might provide the column
-        return None
-    found = [(enums.get(t) or {}).get(name) for t in streams.values()]
-    found = [f for f in found if f is not None]
-    return found[0] if len(found) == 1 else None
+    table = names.stream_of(column, views, lambda t, n: n in (enums.get(t) or {}))
+    return None if table is None else enums[table][column.name.lower()]

@@ -7,7 +7,7 @@ columns (``booking.status``) still resolve.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from sqlglot import exp
 
@@ -50,3 +50,30 @@ def check_and_rename(tree: exp.Expr, sql: str, views: Mapping[str, str]) -> list
             table.set("this", exp.to_identifier(views[name]))
             table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
     return used
+
+
+def stream_of(
+    column: exp.Column, views: Mapping[str, str], has: Callable[[str, str], bool]
+) -> str | None:
+    """The stream table ``column`` reads, when that is certain (after :func:`check_and_rename`):
+    its qualifier names a stream of its SELECT, or it is unqualified, every relation of its
+    SELECT is a stream and exactly one of them ``has(table, field)`` (lower case)."""
+    select = column.find_ancestor(exp.Select)
+    if select is None or len(column.parts) > 2:
+        return None
+    tables = {view.lower(): table for table, view in views.items()}
+    relations = [select.args.get("from_"), *(select.args.get("joins") or [])]
+    sources = [r.this for r in relations if r is not None]
+    streams = {
+        s.alias_or_name.lower(): tables[s.name.lower()]
+        for s in sources
+        if isinstance(s, exp.Table) and s.name.lower() in tables
+    }
+    name = column.name.lower()
+    if column.table:
+        table = streams.get(column.table.lower())
+        return table if table is not None and has(table, name) else None
+    if len(streams) != len(sources):  # a subquery might provide the column
+        return None
+    found = {t for t in streams.values() if has(t, name)}
+    return found.pop() if len(found) == 1 else None

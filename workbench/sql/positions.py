@@ -49,6 +49,22 @@ def first_in(node: exp.Expr) -> Position | None:
     return next((p for p in (of(n) for n in node.walk()) if p), None)
 
 
+def span(node: exp.Expr, sql: str) -> Position | None:
+    """Where ``node`` stands in ``sql``: from its first token to its last, closing
+    parentheses included."""
+    metas = [n.meta for n in node.walk() if n.meta and "start" in n.meta and "end" in n.meta]
+    if not metas:
+        return None
+    start, end = min(m["start"] for m in metas), max(m["end"] for m in metas)
+    while sql.count("(", start, end + 1) > sql.count(")", start, end + 1):
+        closing = sql.find(")", end + 1)
+        if closing < 0:
+            break
+        end = closing
+    line = sql.count("\n", 0, start) + 1
+    return Position(line, start - sql.rfind("\n", 0, start), end - start + 1)
+
+
 def error(message: str, sql: str, node: exp.Expr) -> SqlError:
     """A :class:`SqlError` pointing at ``node`` (or the first located node under it)."""
     pos = first_in(node)

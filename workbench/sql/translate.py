@@ -16,7 +16,7 @@ from typing import Any
 from sqlglot import exp
 
 from workbench.exceptions import SqlError
-from workbench.sql import enums, functions, joins, laterals, names, windows
+from workbench.sql import enums, functions, joins, laterals, literals, names, windows
 from workbench.sql.dialect import dagger_dialect
 from workbench.sql.parse import parse
 
@@ -67,6 +67,7 @@ def _translate(
     used = names.check_and_rename(tree, sql, views)
     functions.check_names(tree, sql)
     enums.check(tree, sql, enum_fields or {}, views)
+    literals.check(tree, sql, schemas, views, enum_fields or {})
     originals = _unaliased_projections(tree)
     windows.rewrite(tree, sql)
     laterals.rewrite(tree, sql, _element_fields(tree, schemas, views))

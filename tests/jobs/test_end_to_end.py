@@ -355,6 +355,8 @@ def test_a_planted_secret_appears_nowhere_but_in_the_job_process(service, surge,
     spec = yaml.safe_load(service.get("/jobs/surge-e2e/versions")["versions"][0]["spec_yaml"])
     assert spec["sinks"][0]["password"] == f"${{file:{path}}}"  # stored as written
     spec["sinks"][0]["password"] = f"${{file:{path}.missing}}"
+    spec["sinks"] = spec["sinks"][:1]  # only the Influx sink, into a measurement of its own:
+    spec["sinks"][0]["measurement"] = "surge_missing"  # surge-e2e owns its targets
     body = {"name": "secret-missing", "team": "pricing", "spec_yaml": yaml.safe_dump(spec)}
     assert service.api("alice", "POST", "/jobs", body).status_code == 201
     failed = service.wait_for("secret-missing", lambda j: j["status"] == "FAILED", 120, "FAILED")

@@ -26,7 +26,7 @@ def test_a_misspelt_column_is_refused_at_submit_edit_and_start(make_service, tmp
     with pytest.raises(SpecRefusedError) as err:
         service.submit(bob, name="surge", team="pricing", spec_yaml=spec_yaml(sql=MISSPELT))
     message = str(err.value)
-    assert message.startswith("Unknown column 'order_numbr'. Did you mean one of: `order_number`")
+    assert message.startswith("Unknown column 'order_numbr'. Did you mean order_number")
     assert "SELECT order_numbr FROM booking\n" in message and "^^^^^^^^^^^" in message
     assert "Nothing was stored or started for job 'surge'" in message
     assert (err.value.kind, err.value.status) == ("SqlError", 400)

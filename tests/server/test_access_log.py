@@ -57,7 +57,7 @@ def _requests_with_tokens(served) -> dict[int, int]:
             _get(served, "workbench/api/jobs/pricey/stop", token, method="POST"),  # 401
             _get(served, "workbench/api/jobs/pricey/stop", None, token, method="POST"),
             _get(served, "workbench/api/nowhere", token),  # no route: 404
-            _get(served, "workbench/api/jobs/pricey", None, token, method="DELETE"),  # 405
+            _get(served, "workbench/api/jobs", None, token, method="DELETE"),  # 405
         ]
         if token != WRONG:  # a path of a token nobody has is a job name like any other
             answers.append(_get(served, f"workbench/api/jobs/{token}", None, token))  # 404
@@ -82,7 +82,7 @@ def test_no_token_in_the_log_whatever_the_route_or_status(guarded):
     assert "403 GET /workbench/jobs/pricey/health" in log  # carla, once logged in
     assert "404 GET /workbench/api/nowhere?token=[secret]" in log
     assert "GET /workbench/api/jobs/[secret]" in log  # a token pasted into a path
-    assert "405 DELETE /workbench/api/jobs/pricey" in log
+    assert "405 DELETE /workbench/api/jobs (" in log
 
 
 @pytest.mark.e2e

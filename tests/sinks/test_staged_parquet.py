@@ -24,13 +24,14 @@ from workbench.streaming.job import StreamingJob
 
 def unlogged(folder: Path) -> list[Path]:
     """Data files under ``folder`` (staged ones too) that its log does not hold yet: files of
-    a batch being written."""
+    a batch being written ([] when a staging folder went while it was walked: the job
+    published or dropped it meanwhile)."""
     held = set(logged_files(folder) or ())
-    return [
-        p
-        for p in folder.rglob("*.parquet")
-        if p not in held and p.name != SCHEMA_FILE and ORPHANS not in p.parts
-    ]
+    try:
+        found = list(folder.rglob("*.parquet"))
+    except FileNotFoundError:
+        return []
+    return [p for p in found if p not in held and p.name != SCHEMA_FILE and ORPHANS not in p.parts]
 
 
 def visible(folder: Path) -> list[Path]:
